@@ -1,0 +1,142 @@
+import type { MSKEvent, SelfManagedKafkaEvent } from 'aws-lambda';
+import type { KafkaRecord, RecordHeader, TimestampType } from '../kafka/records.js';
+
+/** Lambda's Kafka event sources: Amazon MSK, and self-managed Apache Kafka (current and older name). */
+export type KafkaEventSource = 'aws:kafka' | 'SelfManagedKafka' | 'aws:SelfManagedKafka';
+
+/** The event Lambda's MSK or self-managed Kafka trigger passes to a handler. */
+export type LambdaKafkaEvent = MSKEvent | SelfManagedKafkaEvent;
+
+/** A Lambda Kafka event, decoded: one entry per partition, records in offset order. */
+export interface DecodedKafkaEvent {
+  readonly eventSource: KafkaEventSource;
+  /** The MSK cluster's ARN; self-managed Kafka events have none. */
+  readonly eventSourceArn: string | undefined;
+  readonly bootstrapServers: readonly string[];
+  readonly partitions: readonly DecodedPartition[];
+}
+
+export interface DecodedPartition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly KafkaRecord[];
+}
+
+/** The event is not a Lambda Kafka event Sluice can read; the message names the field. */
+export class MalformedKafkaEventError extends Error {
+  override readonly name = 'MalformedKafkaEventError';
+}
+
+const EVENT_SOURCES = new Set<string>(['aws:kafka', 'SelfManagedKafka', 'aws:SelfManagedKafka']);
+const TIMESTAMP_TYPES = new Set<string>(['CREATE_TIME', 'LOG_APPEND_TIME']);
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+function fail(where: string, problem: string): never {
+  throw new MalformedKafkaEventError(`Malformed Kafka event: ${where} ${problem}`);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function wholeNumber(value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    fail(where, `must be a whole number ≥ 0, not ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function base64(value: unknown, where: string): Buffer | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || !BASE64.test(value)) fail(where, 'is not a base64 string');
+  return Buffer.from(value, 'base64');
+}
+
+function headerBytes(value: unknown, where: string): Buffer {
+  if (!Array.isArray(value) || !value.every((b) => Number.isInteger(b) && (b as number) >= -128 && (b as number) <= 255)) {
+    fail(where, 'must be an array of bytes');
+  }
+  // Lambda writes header bytes as Java's signed bytes; & 0xff makes them unsigned.
+  return Buffer.from((value as number[]).map((b) => b & 0xff));
+}
+
+function decodeHeaders(value: unknown, where: string): RecordHeader[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) fail(where, 'must be an array of {name: bytes} objects');
+  return value.flatMap((entry: unknown, index) => {
+    if (!isObject(entry)) fail(`${where}[${index}]`, 'must be an object {name: bytes}');
+    return Object.entries(entry).map(([key, bytes]) => ({ key, value: headerBytes(bytes, `${where}[${index}].${key}`) }));
+  });
+}
+
+function decodeRecord(raw: unknown, where: string, topic: string, partition: number): KafkaRecord {
+  if (!isObject(raw)) fail(where, 'must be an object');
+  if (raw.topic !== topic) fail(`${where}.topic`, `is ${JSON.stringify(raw.topic)} but the record is listed under "${topic}-${partition}"`);
+  if (raw.partition !== partition) {
+    fail(`${where}.partition`, `is ${JSON.stringify(raw.partition)} but the record is listed under "${topic}-${partition}"`);
+  }
+  const timestampType = raw.timestampType;
+  if (typeof timestampType !== 'string' || !TIMESTAMP_TYPES.has(timestampType)) {
+    fail(`${where}.timestampType`, `must be CREATE_TIME or LOG_APPEND_TIME, not ${JSON.stringify(timestampType)}`);
+  }
+  return {
+    topic,
+    partition,
+    offset: wholeNumber(raw.offset, `${where}.offset`),
+    timestamp: wholeNumber(raw.timestamp, `${where}.timestamp`),
+    timestampType: timestampType as TimestampType,
+    key: base64(raw.key, `${where}.key`),
+    value: base64(raw.value, `${where}.value`),
+    headers: decodeHeaders(raw.headers, `${where}.headers`),
+  };
+}
+
+/** Splits Lambda's `"topic-partition"` key; topic names may themselves contain dashes. */
+function splitPartitionKey(key: string): { topic: string; partition: number } {
+  const match = /^(.+)-(\d+)$/.exec(key);
+  if (!match?.[1] || match[2] === undefined) fail(`records["${key}"]`, 'has a key that is not "topic-partition"');
+  return { topic: match[1], partition: Number(match[2]) };
+}
+
+/**
+ * Decodes the event that Lambda's MSK or self-managed Kafka trigger sends: base64 keys and
+ * values become Buffers (null where Lambda omits them), header byte arrays become Buffers,
+ * and every record is checked against the partition it is listed under.
+ */
+export function decodeKafkaEvent(lambdaEvent: LambdaKafkaEvent): DecodedKafkaEvent {
+  // What arrives at run time is checked field by field, whatever its declared type says.
+  const event: unknown = lambdaEvent;
+  if (!isObject(event)) fail('the event', 'must be an object');
+  const { eventSource } = event;
+  if (typeof eventSource !== 'string' || !EVENT_SOURCES.has(eventSource)) {
+    fail('eventSource', `must be "aws:kafka" or "SelfManagedKafka", not ${JSON.stringify(eventSource)}`);
+  }
+  const eventSourceArn = event.eventSourceArn;
+  if (eventSource === 'aws:kafka' && typeof eventSourceArn !== 'string') {
+    fail('eventSourceArn', 'is missing: an MSK event names its cluster');
+  }
+  const bootstrapServers =
+    typeof event.bootstrapServers === 'string'
+      ? event.bootstrapServers.split(',').filter((server) => server !== '')
+      : fail('bootstrapServers', 'must be a comma-separated string');
+  if (!isObject(event.records)) fail('records', 'must be an object keyed "topic-partition"');
+
+  const partitions = Object.entries(event.records).map(([key, list]) => {
+    const { topic, partition } = splitPartitionKey(key);
+    if (!Array.isArray(list)) fail(`records["${key}"]`, 'must be an array of records');
+    const records = list.map((raw: unknown, index) => decodeRecord(raw, `records["${key}"][${index}]`, topic, partition));
+    records.forEach((record, index) => {
+      const previous = records[index - 1];
+      if (previous && record.offset <= previous.offset) {
+        fail(`records["${key}"][${index}].offset`, `is ${record.offset}, not after the previous record's ${previous.offset}`);
+      }
+    });
+    return { topic, partition, records };
+  });
+  return {
+    eventSource: eventSource as KafkaEventSource,
+    eventSourceArn: typeof eventSourceArn === 'string' ? eventSourceArn : undefined,
+    bootstrapServers,
+    partitions,
+  };
+}

@@ -1,0 +1,137 @@
+import type { Admin } from 'kafkajs';
+import { createKafkaClient, type KafkaConnectionOptions } from './connection.js';
+
+export interface TopicSpec {
+  readonly topic: string;
+  readonly partitions: number;
+  /** Defaults to the broker's `default.replication.factor`. */
+  readonly replicationFactor?: number;
+  /** Topic-level configuration, for example `{ 'retention.ms': '604800000' }`. */
+  readonly configs?: Readonly<Record<string, string>>;
+}
+
+export interface TopicDescription {
+  readonly topic: string;
+  readonly partitions: readonly {
+    readonly partition: number;
+    readonly leader: number;
+    readonly replicas: readonly number[];
+    /** Earliest offset still in the log. */
+    readonly low: string;
+    /** The log end offset (high watermark). */
+    readonly high: string;
+  }[];
+}
+
+export interface ClusterDescription {
+  readonly clusterId: string;
+  readonly controller: number | null;
+  readonly brokers: readonly { readonly nodeId: number; readonly host: string; readonly port: number }[];
+}
+
+/** Topic and cluster administration. Create one per process and close it when done. */
+export class KafkaAdmin {
+  private readonly admin: Admin;
+  private connected: Promise<void> | undefined;
+
+  constructor(options: KafkaConnectionOptions) {
+    this.admin = createKafkaClient(options).admin();
+  }
+
+  private connect(): Promise<void> {
+    this.connected ??= this.admin.connect().catch((error: unknown) => {
+      this.connected = undefined;
+      throw error;
+    });
+    return this.connected;
+  }
+
+  async describeCluster(): Promise<ClusterDescription> {
+    await this.connect();
+    const { clusterId, controller, brokers } = await this.admin.describeCluster();
+    return { clusterId, controller, brokers: brokers.map(({ nodeId, host, port }) => ({ nodeId, host, port })) };
+  }
+
+  async listTopics(): Promise<string[]> {
+    await this.connect();
+    return this.admin.listTopics();
+  }
+
+  /**
+   * Creates the topics that do not exist yet. A topic that exists with another partition
+   * count is an error rather than something to change silently: partitions decide which
+   * shard owns which key, so changing them is a rescale, done on purpose.
+   */
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<{ created: string[] }> {
+    for (const spec of specs) {
+      if (!Number.isInteger(spec.partitions) || spec.partitions < 1) {
+        throw new Error(`Topic "${spec.topic}": partitions must be a whole number ≥ 1, not ${spec.partitions}`);
+      }
+    }
+    await this.connect();
+    const existing = new Set(await this.admin.listTopics());
+    const missing = specs.filter((spec) => !existing.has(spec.topic));
+    if (missing.length > 0) {
+      await this.admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((spec) => ({
+          topic: spec.topic,
+          numPartitions: spec.partitions,
+          replicationFactor: spec.replicationFactor ?? -1,
+          configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
+        })),
+      });
+    }
+    const present = specs.filter((spec) => existing.has(spec.topic));
+    if (present.length > 0) {
+      const descriptions = await this.describeTopics(present.map((spec) => spec.topic));
+      for (const spec of present) {
+        const actual = descriptions.find((d) => d.topic === spec.topic)?.partitions.length;
+        if (actual !== spec.partitions) {
+          throw new Error(
+            `Topic "${spec.topic}" exists with ${actual} partitions, but ${spec.partitions} are expected: ` +
+              `use the existing count, or rescale deliberately (sluice savepoint, then restore)`,
+          );
+        }
+      }
+    }
+    return { created: missing.map((spec) => spec.topic) };
+  }
+
+  async describeTopics(topics: readonly string[]): Promise<TopicDescription[]> {
+    await this.connect();
+    const metadata = await this.admin.fetchTopicMetadata({ topics: [...topics] });
+    return Promise.all(
+      metadata.topics.map(async ({ name, partitions }) => {
+        const offsets = await this.admin.fetchTopicOffsets(name);
+        return {
+          topic: name,
+          partitions: partitions
+            .map((p) => {
+              const offset = offsets.find((o) => o.partition === p.partitionId);
+              return {
+                partition: p.partitionId,
+                leader: p.leader,
+                replicas: p.replicas,
+                low: offset?.low ?? '0',
+                high: offset?.high ?? '0',
+              };
+            })
+            .sort((a, b) => a.partition - b.partition),
+        };
+      }),
+    );
+  }
+
+  async deleteTopics(topics: readonly string[]): Promise<void> {
+    await this.connect();
+    await this.admin.deleteTopics({ topics: [...topics] });
+  }
+
+  async close(): Promise<void> {
+    if (this.connected) {
+      this.connected = undefined;
+      await this.admin.disconnect();
+    }
+  }
+}

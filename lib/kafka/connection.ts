@@ -1,0 +1,101 @@
+import { Kafka, logLevel, type logCreator, type RetryOptions } from 'kafkajs';
+import Cluster from 'kafkajs/src/cluster/index.js';
+import { createLogger } from 'kafkajs/src/loggers/index.js';
+import defaultSocketFactory from 'kafkajs/src/network/socketFactory.js';
+
+/** How Sluice reaches a Kafka cluster. */
+export interface KafkaConnectionOptions {
+  /** `host:port` of one or more brokers. */
+  readonly brokers: readonly string[];
+  /** Sent to the broker with every request; shows up in its logs and quotas. */
+  readonly clientId?: string;
+  readonly connectionTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
+  readonly retry?: RetryOptions;
+}
+
+export const BROKERS_ENVIRONMENT_VARIABLE = 'KAFKA_BROKERS';
+
+const DEFAULT_CLIENT_ID = 'sluice';
+const HOST_PORT = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
+
+/**
+ * Parses a comma-separated `host:port,host:port` list, naming where it came from in the
+ * error so that a typo in an environment variable or a config file is easy to find.
+ */
+export function parseBrokerList(value: string, source: string): string[] {
+  const brokers = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  if (brokers.length === 0) {
+    throw new Error(`${source} is empty: give one or more brokers as host:port,host:port`);
+  }
+  for (const broker of brokers) {
+    const match = HOST_PORT.exec(broker);
+    const port = match ? Number(match[1]) : 0;
+    if (!match || port < 1 || port > 65535) {
+      throw new Error(`${source} has "${broker}", which is not host:port (for example 127.0.0.1:9092)`);
+    }
+  }
+  return brokers;
+}
+
+/** The brokers named by `KAFKA_BROKERS`, or undefined when it is not set. */
+export function brokersFromEnvironment(env: NodeJS.ProcessEnv = process.env): string[] | undefined {
+  const value = env[BROKERS_ENVIRONMENT_VARIABLE];
+  return value === undefined || value.trim() === ''
+    ? undefined
+    : parseBrokerList(value, BROKERS_ENVIRONMENT_VARIABLE);
+}
+
+const LOG_LEVELS: Record<string, logLevel> = {
+  NOTHING: logLevel.NOTHING,
+  ERROR: logLevel.ERROR,
+  WARN: logLevel.WARN,
+  INFO: logLevel.INFO,
+  DEBUG: logLevel.DEBUG,
+};
+
+// kafkajs logs connection retries at ERROR level even when a retry then succeeds; Sluice
+// reports failures itself, so the client's own log stays at WARN unless asked otherwise.
+function clientLogLevel(): logLevel {
+  return LOG_LEVELS[(process.env.SLUICE_KAFKA_LOG_LEVEL ?? '').toUpperCase()] ?? logLevel.NOTHING;
+}
+
+const jsonLogCreator: logCreator =
+  () =>
+  ({ namespace, label, log }) => {
+    const { message, ...extra } = log;
+    process.stderr.write(`${JSON.stringify({ level: label, logger: `kafkajs.${namespace}`, message, ...extra })}\n`);
+  };
+
+function clientConfig(options: KafkaConnectionOptions) {
+  return {
+    brokers: [...options.brokers],
+    clientId: options.clientId ?? DEFAULT_CLIENT_ID,
+    connectionTimeout: options.connectionTimeoutMs ?? 3_000,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    retry: options.retry,
+  };
+}
+
+/** A kafkajs client for the public producer, consumer and admin APIs. */
+export function createKafkaClient(options: KafkaConnectionOptions): Kafka {
+  return new Kafka({ ...clientConfig(options), logLevel: clientLogLevel(), logCreator: jsonLogCreator });
+}
+
+/**
+ * kafkajs's internal cluster: broker-level requests (InitProducerId, Produce with explicit
+ * sequence numbers, EndTxn, Fetch) that its public API does not expose.
+ */
+export function createCluster(options: KafkaConnectionOptions): Cluster {
+  return new Cluster({
+    ...clientConfig(options),
+    logger: createLogger({ level: clientLogLevel(), logCreator: jsonLogCreator }),
+    socketFactory: defaultSocketFactory(),
+    enforceRequestTimeout: true,
+    metadataMaxAge: 300_000,
+    allowAutoTopicCreation: false,
+  });
+}

@@ -1,0 +1,22 @@
+// Sluice's Kafka layer: the only place that touches kafkajs (DESIGN.md).
+export { KafkaAdmin, type ClusterDescription, type TopicDescription, type TopicSpec } from './admin.js';
+export { KafkaCommitter, abortTransaction, commitTransaction, type AbortOutcome, type CommitOutcome } from './committer.js';
+export {
+  BROKERS_ENVIRONMENT_VARIABLE,
+  brokersFromEnvironment,
+  parseBrokerList,
+  type KafkaConnectionOptions,
+} from './connection.js';
+export { DeliveryGuarantee } from './delivery-guarantee.js';
+export type { TransactionDescription, TransactionStateName } from './describe-transactions.js';
+export { TransactionAlreadyCommittedError, TransactionLostError } from './errors.js';
+export { CommittedRangeReader, RangeReadError, type OffsetRange, type RangeReaderOptions } from './range-reader.js';
+export { partitionKey, type KafkaRecord, type OutputRecord, type RecordHeader, type TimestampType } from './records.js';
+export type { TransactionHandle } from './transaction-handle.js';
+export {
+  TransactionalWriter,
+  type AbortedTransaction,
+  type OpenTransaction,
+  type TransactionalWriterOptions,
+} from './transactional-writer.js';
+export { createRecordWriter, type RecordWriter } from './writer.js';

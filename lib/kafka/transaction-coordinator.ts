@@ -1,0 +1,76 @@
+import type Cluster from 'kafkajs/src/cluster/index.js';
+import type { Broker } from 'kafkajs/src/cluster/index.js';
+import { describeTransactions, type TransactionDescription } from './describe-transactions.js';
+import { ErrorCode, kafkaErrorCode } from './errors.js';
+
+/** FindCoordinator's key type for transactional ids. */
+const TRANSACTION_COORDINATOR = 1;
+
+/** Errors after which the same request succeeds once the coordinator settles or is found again. */
+const TRANSIENT_CODES = new Set<number>([
+  ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+  ErrorCode.COORDINATOR_NOT_AVAILABLE,
+  ErrorCode.NOT_COORDINATOR,
+  ErrorCode.CONCURRENT_TRANSACTIONS,
+]);
+
+export interface CoordinatorRetry {
+  /** How long to keep retrying transient coordinator errors. */
+  readonly deadlineMs: number;
+  readonly initialBackoffMs: number;
+  readonly maxBackoffMs: number;
+}
+
+export const DEFAULT_COORDINATOR_RETRY: CoordinatorRetry = {
+  deadlineMs: 60_000,
+  initialBackoffMs: 20,
+  maxBackoffMs: 1_000,
+};
+
+/**
+ * Runs `request` against the transaction coordinator of `transactionalId`, finding the
+ * coordinator again and backing off while it answers with a transient error (a commit
+ * completing, a coordinator moving or loading its log).
+ */
+export async function withTransactionCoordinator<T>(
+  cluster: Cluster,
+  transactionalId: string,
+  request: (coordinator: Broker) => Promise<T>,
+  retry: CoordinatorRetry = DEFAULT_COORDINATOR_RETRY,
+): Promise<T> {
+  const deadline = Date.now() + retry.deadlineMs;
+  let backoff = retry.initialBackoffMs;
+  for (;;) {
+    try {
+      const coordinator = await cluster.findGroupCoordinator({
+        groupId: transactionalId,
+        coordinatorType: TRANSACTION_COORDINATOR,
+      });
+      return await request(coordinator);
+    } catch (error) {
+      const code = kafkaErrorCode(error);
+      if (code === undefined || !TRANSIENT_CODES.has(code) || Date.now() + backoff > deadline) throw error;
+      if (code === ErrorCode.NOT_COORDINATOR) await cluster.refreshMetadata();
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+      backoff = Math.min(backoff * 2, retry.maxBackoffMs);
+    }
+  }
+}
+
+/** The coordinator's view of one transactional id; undefined when the broker does not know it. */
+export async function describeTransaction(
+  cluster: Cluster,
+  transactionalId: string,
+): Promise<TransactionDescription | undefined> {
+  const description = await withTransactionCoordinator(cluster, transactionalId, async (coordinator) => {
+    const [state] = await describeTransactions(coordinator, [transactionalId]);
+    if (!state) throw new Error(`DescribeTransactions returned nothing for "${transactionalId}"`);
+    if (TRANSIENT_CODES.has(state.errorCode)) throw Object.assign(new Error('transient'), { code: state.errorCode });
+    return state;
+  });
+  if (description.errorCode === ErrorCode.TRANSACTIONAL_ID_NOT_FOUND) return undefined;
+  if (description.errorCode !== ErrorCode.NONE) {
+    throw new Error(`DescribeTransactions for "${transactionalId}" failed with Kafka error code ${description.errorCode}`);
+  }
+  return description;
+}
