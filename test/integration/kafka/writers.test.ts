@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRecordWriter, KafkaAdmin } from '../../../lib/kafka/index.js';
+import { startLocalBroker } from '../../../lib/offline/kafka-broker.js';
+import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
+
+let admin: KafkaAdmin;
+
+beforeAll(() => {
+  admin = new KafkaAdmin({ brokers: testBrokers() });
+});
+
+afterAll(async () => {
+  await admin.close();
+});
+
+describe('non-transactional writers', () => {
+  it.each(['NONE', 'AT_LEAST_ONCE'] as const)('%s writes every record, keyed records to their key’s partition', async (guarantee) => {
+    const topic = uniqueName(`writer-${guarantee.toLowerCase()}`);
+    await admin.ensureTopics([{ topic, partitions: 3 }]);
+    const writer = createRecordWriter(guarantee, { brokers: testBrokers() });
+    const values = Array.from({ length: 600 }, (_, i) => `value-${i}`);
+    for (let i = 0; i < values.length; i += 200) {
+      await writer.write(values.slice(i, i + 200).map((value, j) => ({ topic, key: `key-${(i + j) % 7}`, value })));
+    }
+    await writer.flush();
+    await writer.close();
+
+    const consumed = await consumeAll(topic, { expected: values.length });
+    expect(consumed.map((m) => m.value).sort()).toEqual([...values].sort());
+    const partitionsOfKey = new Map<string | null, Set<number>>();
+    for (const { key, partition } of consumed) partitionsOfKey.set(key, (partitionsOfKey.get(key) ?? new Set()).add(partition));
+    for (const partitions of partitionsOfKey.values()) expect(partitions.size).toBe(1);
+  });
+
+  it('AT_LEAST_ONCE flush fails loudly when the topic does not exist', async () => {
+    const writer = createRecordWriter('AT_LEAST_ONCE', {
+      brokers: testBrokers(),
+      retry: { retries: 1, initialRetryTime: 50 },
+    });
+    await writer.write([{ topic: uniqueName('missing'), value: 'x' }]);
+    await expect(writer.flush()).rejects.toThrow(/topic|partition/i);
+    await writer.close();
+  });
+});
+
+describe('KafkaAdmin', () => {
+  it('creates missing topics once, describes them, and refuses a different partition count', async () => {
+    const topic = uniqueName('admin');
+    expect(await admin.ensureTopics([{ topic, partitions: 4 }])).toEqual({ created: [topic] });
+    expect(await admin.ensureTopics([{ topic, partitions: 4 }])).toEqual({ created: [] });
+    const [description] = await admin.describeTopics([topic]);
+    expect(description?.partitions.map((p) => [p.partition, p.low, p.high])).toEqual([
+      [0, '0', '0'],
+      [1, '0', '0'],
+      [2, '0', '0'],
+      [3, '0', '0'],
+    ]);
+    await expect(admin.ensureTopics([{ topic, partitions: 2 }])).rejects.toThrow(
+      `Topic "${topic}" exists with 4 partitions, but 2 are expected`,
+    );
+    await expect(admin.ensureTopics([{ topic: uniqueName('admin'), partitions: 0 }])).rejects.toThrow(/whole number ≥ 1/);
+  });
+
+  it('describes the cluster', async () => {
+    const cluster = await admin.describeCluster();
+    expect(cluster.brokers.length).toBeGreaterThan(0);
+    expect(cluster.clusterId).not.toBe('');
+  });
+});
+
+describe.skipIf(process.env.KAFKA_BROKERS)('the local broker launcher', () => {
+  it('reuses the running broker on a second start', async () => {
+    const again = await startLocalBroker();
+    expect(again.started).toBe(false);
+    expect(again.brokers).toEqual(testBrokers());
+  });
+});
