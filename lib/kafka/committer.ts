@@ -1,5 +1,4 @@
-import type Cluster from 'kafkajs/src/cluster/index.js';
-import { createCluster, type KafkaConnectionOptions } from './connection.js';
+import { ClusterConnection, type KafkaConnectionOptions } from './connection.js';
 import type { TransactionDescription } from './describe-transactions.js';
 import { ErrorCode, kafkaErrorCode, TransactionAlreadyCommittedError, TransactionLostError } from './errors.js';
 import type { TransactionHandle } from './transaction-handle.js';
@@ -54,25 +53,15 @@ const LOST_CODES = new Set<number>([
  * both. Safe to run twice at once for the same handle: both calls report success.
  */
 export class KafkaCommitter {
-  private readonly cluster: Cluster;
-  private connected: Promise<void> | undefined;
+  private readonly connection: ClusterConnection;
 
   constructor(options: KafkaConnectionOptions) {
-    this.cluster = createCluster(options);
-  }
-
-  private async ready(): Promise<Cluster> {
-    this.connected ??= this.cluster.connect().catch((error: unknown) => {
-      this.connected = undefined;
-      throw error;
-    });
-    await this.connected;
-    return this.cluster;
+    this.connection = new ClusterConnection(options);
   }
 
   /** The coordinator's view of `transactionalId`, or undefined when it does not know it. */
   async describe(transactionalId: string): Promise<TransactionDescription | undefined> {
-    return describeTransaction(await this.ready(), transactionalId);
+    return describeTransaction(await this.connection.ready(), transactionalId);
   }
 
   /**
@@ -129,7 +118,7 @@ export class KafkaCommitter {
   }
 
   private async endTransaction(handle: TransactionHandle, commit: boolean): Promise<void> {
-    const cluster = await this.ready();
+    const cluster = await this.connection.ready();
     try {
       await withTransactionCoordinator(cluster, handle.transactionalId, (coordinator) =>
         coordinator.endTxn({ ...handle, transactionResult: commit }),
@@ -142,11 +131,8 @@ export class KafkaCommitter {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.connected) {
-      this.connected = undefined;
-      await this.cluster.disconnect();
-    }
+  close(): Promise<void> {
+    return this.connection.close();
   }
 }
 

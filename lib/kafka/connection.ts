@@ -86,16 +86,44 @@ export function createKafkaClient(options: KafkaConnectionOptions): Kafka {
 }
 
 /**
- * kafkajs's internal cluster: broker-level requests (InitProducerId, Produce with explicit
- * sequence numbers, EndTxn, Fetch) that its public API does not expose.
+ * kafkajs's internal cluster, connected on first use: broker-level requests (InitProducerId,
+ * Produce with explicit sequence numbers, EndTxn, Fetch) that its public API does not expose.
  */
-export function createCluster(options: KafkaConnectionOptions): Cluster {
-  return new Cluster({
-    ...clientConfig(options),
-    logger: createLogger({ level: clientLogLevel(), logCreator: jsonLogCreator }),
-    socketFactory: defaultSocketFactory(),
-    enforceRequestTimeout: true,
-    metadataMaxAge: 300_000,
-    allowAutoTopicCreation: false,
-  });
+export class ClusterConnection {
+  private readonly cluster: Cluster;
+  private connected: Promise<void> | undefined;
+
+  constructor(options: KafkaConnectionOptions) {
+    this.cluster = new Cluster({
+      ...clientConfig(options),
+      logger: createLogger({ level: clientLogLevel(), logCreator: jsonLogCreator }),
+      socketFactory: defaultSocketFactory(),
+      enforceRequestTimeout: true,
+      metadataMaxAge: 300_000,
+      allowAutoTopicCreation: false,
+    });
+  }
+
+  async ready(): Promise<Cluster> {
+    this.connected ??= this.connect().catch((error: unknown) => {
+      this.connected = undefined;
+      throw error;
+    });
+    await this.connected;
+    return this.cluster;
+  }
+
+  private async connect(): Promise<void> {
+    await this.cluster.connect();
+    // kafkajs's connect reaches only a seed broker; without the cluster's metadata, the first
+    // request to a coordinator or leader would wait out a ~300 ms retry while it loads.
+    await this.cluster.refreshMetadata();
+  }
+
+  async close(): Promise<void> {
+    if (this.connected) {
+      this.connected = undefined;
+      await this.cluster.disconnect();
+    }
+  }
 }

@@ -1,6 +1,6 @@
 import type Cluster from 'kafkajs/src/cluster/index.js';
 import type { FetchedMessage, FetchPartitionResponse } from 'kafkajs/src/cluster/index.js';
-import { createCluster, type KafkaConnectionOptions } from './connection.js';
+import { ClusterConnection, type KafkaConnectionOptions } from './connection.js';
 import { fromFetchedMessage } from './messages.js';
 import type { KafkaRecord } from './records.js';
 
@@ -75,13 +75,12 @@ export function committedRecords(partition: FetchPartitionResponse): FetchedMess
  * what a shard has processed and what its trigger delivered.
  */
 export class CommittedRangeReader {
-  private readonly cluster: Cluster;
+  private readonly connection: ClusterConnection;
   private readonly waitTimeoutMs: number;
   private readonly fetchMaxBytes: number;
-  private connected: Promise<void> | undefined;
 
   constructor(options: RangeReaderOptions) {
-    this.cluster = createCluster(options);
+    this.connection = new ClusterConnection(options);
     this.waitTimeoutMs = options.waitTimeoutMs ?? 60_000;
     this.fetchMaxBytes = options.fetchMaxBytes ?? 4 * 1024 * 1024;
   }
@@ -96,14 +95,13 @@ export class CommittedRangeReader {
       throw new Error(`Invalid offset range [${from}, ${to}) for ${topic}-${partition}`);
     }
     if (from === to) return [];
-    this.connected ??= this.cluster.connect();
-    await this.connected;
-    await this.cluster.addTargetTopic(topic);
+    const cluster = await this.connection.ready();
+    await cluster.addTargetTopic(topic);
     const records: KafkaRecord[] = [];
     const deadline = Date.now() + this.waitTimeoutMs;
     let position = from;
     while (position < to) {
-      const response = await this.fetch(range, position);
+      const response = await this.fetch(cluster, range, position);
       const fetched = response.messages.filter((m) => Number(m.offset) >= position);
       if (fetched.length === 0) {
         const highWatermark = Number(response.highWatermark);
@@ -128,10 +126,14 @@ export class CommittedRangeReader {
     return records;
   }
 
-  private async fetch({ topic, partition }: OffsetRange, position: number): Promise<FetchPartitionResponse> {
-    const leader = this.cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader;
+  private async fetch(
+    cluster: Cluster,
+    { topic, partition }: OffsetRange,
+    position: number,
+  ): Promise<FetchPartitionResponse> {
+    const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader;
     if (leader === undefined) throw new Error(`Topic "${topic}" has no partition ${partition}`);
-    const broker = await this.cluster.findBroker({ nodeId: leader });
+    const broker = await cluster.findBroker({ nodeId: leader });
     const { responses } = await broker.fetch({
       isolationLevel: READ_COMMITTED,
       maxWaitTime: 200,
@@ -144,10 +146,7 @@ export class CommittedRangeReader {
     return response;
   }
 
-  async close(): Promise<void> {
-    if (this.connected) {
-      this.connected = undefined;
-      await this.cluster.disconnect();
-    }
+  close(): Promise<void> {
+    return this.connection.close();
   }
 }

@@ -1,7 +1,7 @@
 import { Partitioners } from 'kafkajs';
 import type Cluster from 'kafkajs/src/cluster/index.js';
 import type { ProducePartitionData } from 'kafkajs/src/cluster/index.js';
-import { createCluster, type KafkaConnectionOptions } from './connection.js';
+import { ClusterConnection, type KafkaConnectionOptions } from './connection.js';
 import type { TransactionStateName } from './describe-transactions.js';
 import { ErrorCode, kafkaErrorCode, TransactionLostError } from './errors.js';
 import { estimatedSize, toKafkaMessage, type KafkaMessage as Message } from './messages.js';
@@ -76,6 +76,7 @@ export class TransactionalWriter {
   private writing: Promise<void> = Promise.resolve();
 
   private constructor(
+    private readonly connection: ClusterConnection,
     private readonly cluster: Cluster,
     private readonly options: TransactionalWriterOptions,
     readonly handle: TransactionHandle,
@@ -95,9 +96,9 @@ export class TransactionalWriter {
     options: TransactionalWriterOptions,
   ): Promise<{ writer: TransactionalWriter; aborted: AbortedTransaction | undefined }> {
     validate(options);
-    const cluster = createCluster(options);
+    const connection = new ClusterConnection(options);
     try {
-      await cluster.connect();
+      const cluster = await connection.ready();
       const { transactionalId, transactionTimeoutMs } = options;
       const previous = await describeTransaction(cluster, transactionalId);
       const { producerId, producerEpoch } = await withTransactionCoordinator(cluster, transactionalId, (coordinator) =>
@@ -120,10 +121,10 @@ export class TransactionalWriter {
               partitions: previous.partitions,
             }
           : undefined;
-      const writer = new TransactionalWriter(cluster, options, { transactionalId, producerId, producerEpoch }, []);
+      const writer = new TransactionalWriter(connection, cluster, options, { transactionalId, producerId, producerEpoch }, []);
       return { writer, aborted };
     } catch (error) {
-      await cluster.disconnect();
+      await connection.close();
       throw error;
     }
   }
@@ -139,9 +140,8 @@ export class TransactionalWriter {
         `Cannot resume transaction of "${open.handle.transactionalId}" with a writer for "${options.transactionalId}"`,
       );
     }
-    const cluster = createCluster(options);
-    await cluster.connect();
-    return new TransactionalWriter(cluster, options, open.handle, open.partitions);
+    const connection = new ClusterConnection(options);
+    return new TransactionalWriter(connection, await connection.ready(), options, open.handle, open.partitions);
   }
 
   /**
@@ -179,7 +179,7 @@ export class TransactionalWriter {
 
   async close(): Promise<void> {
     await this.writing;
-    await this.cluster.disconnect();
+    await this.connection.close();
   }
 
   private async writeNow(records: readonly OutputRecord[]): Promise<void> {
