@@ -11,6 +11,10 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+      '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      // Keyed state is stored as plain JSON records (it is checkpointed), whose entries are deleted by key.
+      '@typescript-eslint/no-dynamic-delete': 'off',
     },
   },
   {

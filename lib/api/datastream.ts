@@ -1,0 +1,301 @@
+import {
+  aggregateWindowFunction,
+  fieldAggregation,
+  processWindowFunction,
+  reduceWindowFunction,
+  WindowOperator,
+  type FieldAggregation,
+  type WindowFunctionSpec,
+} from '../operators/window-operator.js';
+import {
+  FilterOperator,
+  FlatMapOperator,
+  KeyedProcessOperator,
+  MapOperator,
+  ProcessOperator,
+  RollingReduceOperator,
+} from '../operators/basic-operators.js';
+import type { OperatorFactory } from '../operators/operator.js';
+import type { StreamExecutionEnvironment } from './environment.js';
+import type {
+  AggregateFunction,
+  FilterFunction,
+  FlatMapFunction,
+  KeyedProcessFunction,
+  KeySelector,
+  MapFunction,
+  ProcessFunction,
+  ProcessWindowFunction,
+  ReduceFunction,
+} from './functions.js';
+import type { OutputTag } from './output-tag.js';
+import type { KafkaSink } from './sink.js';
+import type { AnyStateDescriptor } from './state.js';
+import type { Transformation } from './transformations.js';
+import type { WindowAssigner } from './windows.js';
+
+/** The names of `T`'s numeric fields, for `sum('amount')` and friends. */
+export type NumericField<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T] & string;
+
+export interface OperatorSpec {
+  readonly operatorKind: string;
+  readonly description: string;
+  readonly factory: OperatorFactory;
+  readonly keyed?: boolean;
+  readonly eventTime?: boolean;
+  readonly state?: readonly AnyStateDescriptor[];
+}
+
+/** A stream of elements of type `T` (Flink's `DataStream<T>`). */
+export class DataStream<T> {
+  /** Only carries `T`; never set. */
+  declare readonly elementType?: T;
+
+  constructor(
+    protected readonly env: StreamExecutionEnvironment,
+    /** @internal */ readonly transformation: Transformation,
+  ) {}
+
+  /** @internal Adds an operator after this stream. */
+  addOperator<R>(spec: OperatorSpec): SingleOutputStreamOperator<R> {
+    const transformation = this.env.addTransformation({
+      kind: 'operator',
+      name: spec.operatorKind,
+      inputs: [this.transformation],
+      operatorKind: spec.operatorKind,
+      description: spec.description,
+      factory: spec.factory,
+      keyed: spec.keyed ?? false,
+      eventTime: spec.eventTime ?? false,
+      state: spec.state ?? [],
+    });
+    return new SingleOutputStreamOperator<R>(this.env, transformation);
+  }
+
+  map<R>(fn: MapFunction<T, R>): SingleOutputStreamOperator<R> {
+    return this.addOperator({ operatorKind: 'map', description: 'map', factory: () => new MapOperator(fn) });
+  }
+
+  filter(fn: FilterFunction<T>): SingleOutputStreamOperator<T> {
+    return this.addOperator({ operatorKind: 'filter', description: 'filter', factory: () => new FilterOperator(fn) });
+  }
+
+  flatMap<R>(fn: FlatMapFunction<T, R>): SingleOutputStreamOperator<R> {
+    return this.addOperator({ operatorKind: 'flatMap', description: 'flatMap', factory: () => new FlatMapOperator(fn) });
+  }
+
+  /** A function with side outputs, over a non-keyed stream (no state, no timers). */
+  process<R>(fn: ProcessFunction<T, R>): SingleOutputStreamOperator<R> {
+    if ('onTimer' in fn || 'open' in fn) {
+      throw new Error(
+        'A function with state or timers (open/onTimer) needs a keyed stream: call keyBy(...) before process(...)',
+      );
+    }
+    return this.addOperator({ operatorKind: 'process', description: 'process function', factory: () => new ProcessOperator(fn) });
+  }
+
+  /**
+   * Partitions the stream by key. Keyed state and windows that follow live with their key.
+   * Unless the input is already partitioned by this key, the planner routes the stream
+   * through a repartition topic and starts a new stage there.
+   */
+  keyBy<K>(selector: KeySelector<T, K>): KeyedStream<T, K> {
+    const transformation = this.env.addTransformation({
+      kind: 'keyBy',
+      name: 'keyBy',
+      inputs: [this.transformation],
+      keySelector: selector as KeySelector<unknown, unknown>,
+    });
+    return new KeyedStream<T, K>(this.env, transformation);
+  }
+
+  /** Merges streams of the same type; the watermark is the minimum over the inputs. */
+  union(...others: DataStream<T>[]): DataStream<T> {
+    const transformation = this.env.addTransformation({
+      kind: 'union',
+      name: 'union',
+      inputs: [this.transformation, ...others.map((other) => other.transformation)],
+    });
+    return new DataStream<T>(this.env, transformation);
+  }
+
+  sinkTo(sink: KafkaSink<T>): DataStreamSink {
+    const transformation = this.env.addTransformation({
+      kind: 'sink',
+      name: 'sink',
+      inputs: [this.transformation],
+      sink: sink,
+    });
+    return new DataStreamSink(this.env, transformation);
+  }
+}
+
+/** A stream produced by an operator: can be named, and has side outputs. */
+export class SingleOutputStreamOperator<T> extends DataStream<T> {
+  /** Names the operator (its state, and `explain` output, use the name). */
+  name(name: string): this {
+    this.env.renameTransformation(this.transformation, name);
+    return this;
+  }
+
+  getSideOutput<X>(tag: OutputTag<X>): DataStream<X> {
+    const transformation = this.env.addTransformation({
+      kind: 'sideOutput',
+      name: `side-output-${tag.id}`,
+      inputs: [this.transformation],
+      tag: tag,
+    });
+    return new DataStream<X>(this.env, transformation);
+  }
+}
+
+export class DataStreamSink {
+  constructor(
+    private readonly env: StreamExecutionEnvironment,
+    /** @internal */ readonly transformation: Transformation,
+  ) {}
+
+  /** Names the sink (its transactional ids and `explain` output use the name). */
+  name(name: string): this {
+    this.env.renameTransformation(this.transformation, name);
+    return this;
+  }
+}
+
+/** A stream partitioned by key (Flink's `KeyedStream<T, K>`). */
+export class KeyedStream<T, K> extends DataStream<T> {
+  private keyed<R>(spec: Omit<OperatorSpec, 'keyed'>): SingleOutputStreamOperator<R> {
+    return this.addOperator<R>({ ...spec, keyed: true });
+  }
+
+  /** Keyed state and timers for each element. Declare state in `open`. */
+  override process<R>(fn: KeyedProcessFunction<K, T, R> | ProcessFunction<T, R>): SingleOutputStreamOperator<R> {
+    const keyedFunction = fn as KeyedProcessFunction<K, T, R>;
+    return this.keyed<R>({
+      operatorKind: 'keyedProcess',
+      description: 'keyed process function',
+      factory: () => new KeyedProcessOperator<K, T, R>(keyedFunction),
+    });
+  }
+
+  /** A running reduce per key: emits the accumulated value for every element. */
+  reduce(fn: ReduceFunction<T>): SingleOutputStreamOperator<T> {
+    return this.keyed<T>({ operatorKind: 'reduce', description: 'rolling reduce', factory: () => new RollingReduceOperator(fn) });
+  }
+
+  sum(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.rolling('sum', field);
+  }
+
+  min(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.rolling('min', field);
+  }
+
+  max(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.rolling('max', field);
+  }
+
+  minBy(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.rolling('minBy', field);
+  }
+
+  maxBy(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.rolling('maxBy', field);
+  }
+
+  private rolling(aggregation: FieldAggregation, field: string): SingleOutputStreamOperator<T> {
+    const fn = fieldAggregation<T>(aggregation, field);
+    return this.keyed<T>({
+      operatorKind: aggregation,
+      description: `rolling ${aggregation}('${field}')`,
+      factory: () => new RollingReduceOperator(fn),
+    });
+  }
+
+  window(assigner: WindowAssigner): WindowedStream<T, K> {
+    return new WindowedStream<T, K>(this, assigner);
+  }
+}
+
+/** A keyed stream cut into windows (Flink's `WindowedStream<T, K, W>`). */
+export class WindowedStream<T, K> {
+  private allowedLatenessMs = 0;
+  private lateDataTag: OutputTag<T> | undefined;
+
+  constructor(
+    private readonly keyedStream: KeyedStream<T, K>,
+    private readonly assigner: WindowAssigner,
+  ) {}
+
+  /** Keeps windows open for late elements this long past their end; each late element fires the window again. */
+  allowedLateness(ms: number): this {
+    if (!Number.isInteger(ms) || ms < 0) throw new Error(`Allowed lateness must be a whole number of milliseconds ≥ 0, not ${ms}`);
+    if (ms > 0 && this.assigner.timeDomain === 'processing-time') {
+      throw new Error('Allowed lateness applies to event-time windows only; remove allowedLateness or use event time');
+    }
+    this.allowedLatenessMs = ms;
+    return this;
+  }
+
+  /** Sends elements too late for any window to a side output instead of dropping them. */
+  sideOutputLateData(tag: OutputTag<T>): this {
+    this.lateDataTag = tag;
+    return this;
+  }
+
+  reduce<R = T>(fn: ReduceFunction<T>, windowFunction?: ProcessWindowFunction<T, R, K>): SingleOutputStreamOperator<R> {
+    return this.build<R>('reduce', reduceWindowFunction(fn, windowFunction));
+  }
+
+  aggregate<ACC, V, R = V>(
+    fn: AggregateFunction<T, ACC, V>,
+    windowFunction?: ProcessWindowFunction<V, R, K>,
+  ): SingleOutputStreamOperator<R> {
+    if (this.assigner.merging && !fn.merge) {
+      throw new Error('An AggregateFunction over session windows needs merge(a, b): sessions merge their accumulators');
+    }
+    return this.build<R>('aggregate', aggregateWindowFunction(fn, windowFunction));
+  }
+
+  process<R>(fn: ProcessWindowFunction<T, R, K>): SingleOutputStreamOperator<R> {
+    return this.build<R>('process', processWindowFunction(fn));
+  }
+
+  sum(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.byField('sum', field);
+  }
+
+  min(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.byField('min', field);
+  }
+
+  max(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.byField('max', field);
+  }
+
+  minBy(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.byField('minBy', field);
+  }
+
+  maxBy(field: NumericField<T>): SingleOutputStreamOperator<T> {
+    return this.byField('maxBy', field);
+  }
+
+  private byField(aggregation: FieldAggregation, field: string): SingleOutputStreamOperator<T> {
+    return this.build<T>(`${aggregation}('${field}')`, reduceWindowFunction(fieldAggregation<T>(aggregation, field)));
+  }
+
+  private build<R>(what: string, fn: WindowFunctionSpec): SingleOutputStreamOperator<R> {
+    const { assigner, allowedLatenessMs, lateDataTag } = this;
+    const lateness = allowedLatenessMs > 0 ? `, allowed lateness ${allowedLatenessMs} ms` : '';
+    return this.keyedStream.addOperator<R>({
+      keyed: true,
+      operatorKind: 'window',
+      description: `${assigner.describe()}${lateness}, ${what}`,
+      eventTime: assigner.timeDomain === 'event-time',
+      factory: () =>
+        new WindowOperator({ assigner, allowedLatenessMs, lateDataTag: lateDataTag, fn }),
+    });
+  }
+}
+

@@ -1,0 +1,168 @@
+import { DataStream } from './datastream.js';
+import type { KafkaSource } from './source.js';
+import type { NewTransformation, Transformation } from './transformations.js';
+import type { WatermarkStrategy } from './watermark.js';
+
+/** Flink's checkpoint settings, with its names and defaults. */
+export class CheckpointConfig {
+  /** `execution.checkpointing.interval`; 0 while checkpointing is off. */
+  checkpointInterval = 0;
+  /** `execution.checkpointing.timeout`: a checkpoint not complete by then is abandoned. */
+  checkpointTimeout = 600_000;
+  /** `execution.checkpointing.min-pause`: quiet time between the end of one checkpoint and the next. */
+  minPauseBetweenCheckpoints = 0;
+  /**
+   * How long after a checkpoint completes its transactions may wait for their commit (the
+   * commit function's schedule and retries). Part of the transaction-timeout check.
+   */
+  maxCommitDelay = 60_000;
+
+  setCheckpointTimeout(ms: number): this {
+    this.checkpointTimeout = positiveDuration('Checkpoint timeout', ms);
+    return this;
+  }
+
+  setMinPauseBetweenCheckpoints(ms: number): this {
+    if (!Number.isInteger(ms) || ms < 0) throw new Error(`Min pause between checkpoints must be ≥ 0 ms, not ${ms}`);
+    this.minPauseBetweenCheckpoints = ms;
+    return this;
+  }
+
+  setMaxCommitDelay(ms: number): this {
+    this.maxCommitDelay = positiveDuration('Max commit delay', ms);
+    return this;
+  }
+
+  isCheckpointingEnabled(): boolean {
+    return this.checkpointInterval > 0;
+  }
+}
+
+function positiveDuration(what: string, ms: number): number {
+  if (!Number.isInteger(ms) || ms <= 0) throw new Error(`${what} must be a positive whole number of milliseconds, not ${ms}`);
+  return ms;
+}
+
+/** What happens to a record whose deserialization or processing throws. */
+export type BadRecordPolicy =
+  | { readonly kind: 'fail' }
+  | { readonly kind: 'skip' }
+  | { readonly kind: 'dead-letter'; readonly topic: string };
+
+export const BadRecordPolicy = {
+  /** Stop: the batch fails and is retried, as Flink fails the job (the default). */
+  fail: (): BadRecordPolicy => ({ kind: 'fail' }),
+  /** Drop the record and count it in the `badRecordsSkipped` metric. */
+  skip: (): BadRecordPolicy => ({ kind: 'skip' }),
+  /** Write the original record to `topic`, with the error in its headers, and go on. */
+  deadLetter: (topic: string): BadRecordPolicy => {
+    if (topic.trim() === '') throw new Error('BadRecordPolicy.deadLetter needs a topic name');
+    return { kind: 'dead-letter', topic };
+  },
+};
+
+export interface EnvironmentOptions {
+  /** Names the pipeline: its repartition topics, tables and functions derive from it. */
+  readonly name: string;
+}
+
+/**
+ * Where a pipeline is declared (Flink's `StreamExecutionEnvironment`). A pipeline file's
+ * default export is its environment.
+ */
+export class StreamExecutionEnvironment {
+  readonly name: string;
+  private readonly transformations: Transformation[] = [];
+  private readonly checkpointConfig = new CheckpointConfig();
+  private parallelism = 4;
+  private maxParallelism = 128;
+  private badRecordPolicy: BadRecordPolicy = BadRecordPolicy.fail();
+
+  private constructor({ name }: EnvironmentOptions) {
+    if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) {
+      throw new Error(
+        `Pipeline name "${name}" must be 1-63 characters of lowercase letters, digits and dashes ` +
+          `(it names topics, tables and functions), for example "order-aggregation"`,
+      );
+    }
+    this.name = name;
+  }
+
+  static create(options: EnvironmentOptions): StreamExecutionEnvironment {
+    return new StreamExecutionEnvironment(options);
+  }
+
+  /** Takes a checkpoint every `intervalMs`; exactly-once output is committed at each. */
+  enableCheckpointing(intervalMs: number): this {
+    this.checkpointConfig.checkpointInterval = positiveDuration('Checkpoint interval', intervalMs);
+    return this;
+  }
+
+  getCheckpointConfig(): CheckpointConfig {
+    return this.checkpointConfig;
+  }
+
+  /** Partitions of the repartition topics that a keyBy creates: the shards of later stages. */
+  setParallelism(parallelism: number): this {
+    if (!Number.isInteger(parallelism) || parallelism < 1) throw new Error(`Parallelism must be ≥ 1, not ${parallelism}`);
+    this.parallelism = parallelism;
+    return this;
+  }
+
+  getParallelism(): number {
+    return this.parallelism;
+  }
+
+  /** Key groups of keyed state: the most shards a stage can ever be rescaled to. Fixed once state exists. */
+  setMaxParallelism(maxParallelism: number): this {
+    if (!Number.isInteger(maxParallelism) || maxParallelism < 1 || maxParallelism > 32_768) {
+      throw new Error(`Max parallelism must be from 1 to 32768, not ${maxParallelism}`);
+    }
+    this.maxParallelism = maxParallelism;
+    return this;
+  }
+
+  getMaxParallelism(): number {
+    return this.maxParallelism;
+  }
+
+  setBadRecordPolicy(policy: BadRecordPolicy): this {
+    this.badRecordPolicy = policy;
+    return this;
+  }
+
+  getBadRecordPolicy(): BadRecordPolicy {
+    return this.badRecordPolicy;
+  }
+
+  fromSource<T>(source: KafkaSource<T>, watermarks: WatermarkStrategy<T>, sourceName: string): DataStream<T> {
+    const transformation = this.addTransformation({
+      kind: 'source',
+      name: sourceName,
+      inputs: [],
+      source: source,
+      watermarks: watermarks as WatermarkStrategy<unknown>,
+    });
+    transformation.nameIsExplicit = true;
+    return new DataStream<T>(this, transformation);
+  }
+
+  /** @internal Every node of the pipeline, in the order the API calls made them. */
+  getTransformations(): readonly Transformation[] {
+    return this.transformations;
+  }
+
+  /** @internal */
+  addTransformation<N extends NewTransformation>(node: N): Transformation & N {
+    const transformation = { ...node, id: this.transformations.length + 1, nameIsExplicit: false } as Transformation & N;
+    this.transformations.push(transformation);
+    return transformation;
+  }
+
+  /** @internal */
+  renameTransformation(transformation: Transformation, name: string): void {
+    if (name.trim() === '') throw new Error('An operator name must not be empty');
+    transformation.name = name;
+    transformation.nameIsExplicit = true;
+  }
+}

@@ -1,0 +1,65 @@
+// Sluice's DataStream API: Flink's names, TypeScript's idioms.
+export { DataStream, DataStreamSink, KeyedStream, SingleOutputStreamOperator, WindowedStream, type NumericField } from './datastream.js';
+export { BadRecordPolicy, CheckpointConfig, StreamExecutionEnvironment, type EnvironmentOptions } from './environment.js';
+export type {
+  AggregateFunction,
+  Collector,
+  ElementContext,
+  FilterFunction,
+  FlatMapFunction,
+  KeyedProcessContext,
+  KeyedProcessFunction,
+  KeySelector,
+  MapFunction,
+  OnTimerContext,
+  ProcessContext,
+  ProcessFunction,
+  ProcessWindowFunction,
+  ReduceFunction,
+  RuntimeContext,
+  TimerService,
+  WindowContext,
+} from './functions.js';
+export { OutputTag } from './output-tag.js';
+export {
+  JsonDeserializationSchema,
+  JsonSerializationSchema,
+  KafkaRecordDeserializationSchema,
+  SimpleStringSchema,
+  type DeserializationSchema,
+  type SerializationSchema,
+} from './serialization.js';
+export {
+  DEFAULT_BROKER_TRANSACTION_MAX_TIMEOUT_MS,
+  DeliveryGuarantee,
+  KafkaRecordSerializationSchema,
+  KafkaSink,
+  type Partitioner,
+  type SerializationContext,
+} from './sink.js';
+export { KafkaSource, OffsetResetStrategy, OffsetsInitializer } from './source.js';
+export {
+  ListStateDescriptor,
+  MapStateDescriptor,
+  StateTtlConfig,
+  StateVisibility,
+  UpdateType,
+  ValueStateDescriptor,
+  type ListState,
+  type MapState,
+  type ValueState,
+} from './state.js';
+export { days, hours, MAX_WATERMARK, milliseconds, MIN_WATERMARK, minutes, seconds } from './time.js';
+export { WatermarkStrategy, type TimestampAssigner, type WatermarkGenerator } from './watermark.js';
+export {
+  EventTimeSessionWindows,
+  maxTimestamp,
+  ProcessingTimeSessionWindows,
+  SlidingEventTimeWindows,
+  SlidingProcessingTimeWindows,
+  TumblingEventTimeWindows,
+  TumblingProcessingTimeWindows,
+  type TimeWindow,
+  type WindowAssigner,
+} from './windows.js';
+export type { KafkaRecord } from '../kafka/records.js';

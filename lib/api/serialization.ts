@@ -1,0 +1,54 @@
+import type { KafkaRecord } from '../kafka/records.js';
+
+/** Turns a Kafka record's value into an element (Flink's `DeserializationSchema<T>`). Throw to reject it. */
+export interface DeserializationSchema<T> {
+  deserialize(value: Buffer | null): T;
+}
+
+/** Turns an element into bytes (Flink's `SerializationSchema<T>`). */
+export interface SerializationSchema<T> {
+  serialize(element: T): Buffer | string | null;
+}
+
+/** Turns a whole Kafka record — key, value, headers, position, timestamp — into an element. */
+export interface KafkaRecordDeserializationSchema<T> {
+  deserialize(record: KafkaRecord): T;
+}
+
+export const KafkaRecordDeserializationSchema = {
+  /** Reads only the record's value. */
+  valueOnly<T>(schema: DeserializationSchema<T>): KafkaRecordDeserializationSchema<T> {
+    return { deserialize: (record) => schema.deserialize(record.value) };
+  },
+};
+
+/** UTF-8 strings both ways. A null value is an error (a tombstone is not a string). */
+export class SimpleStringSchema implements DeserializationSchema<string>, SerializationSchema<string> {
+  deserialize(value: Buffer | null): string {
+    if (value === null) throw new Error('The record has a null value (a tombstone), not a string');
+    return value.toString('utf8');
+  }
+
+  serialize(element: string): Buffer {
+    return Buffer.from(element, 'utf8');
+  }
+}
+
+/**
+ * JSON values. Give a `validate` function to check (and narrow) what arrives: it returns
+ * the typed value or throws with what is wrong.
+ */
+export class JsonDeserializationSchema<T> implements DeserializationSchema<T> {
+  constructor(private readonly validate: (value: unknown) => T = (value) => value as T) {}
+
+  deserialize(value: Buffer | null): T {
+    if (value === null) throw new Error('The record has a null value (a tombstone), not JSON');
+    return this.validate(JSON.parse(value.toString('utf8')) as unknown);
+  }
+}
+
+export class JsonSerializationSchema<T> implements SerializationSchema<T> {
+  serialize(element: T): Buffer {
+    return Buffer.from(JSON.stringify(element), 'utf8');
+  }
+}

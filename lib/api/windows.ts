@@ -1,0 +1,93 @@
+/** A window of time `[start, end)`, as Flink's `TimeWindow`. */
+export interface TimeWindow {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** The last millisecond that belongs to the window; window results carry it as their timestamp. */
+export function maxTimestamp(window: TimeWindow): number {
+  return window.end - 1;
+}
+
+/** The start of the window of `size` (shifted by `offset`) that holds `timestamp`. */
+export function windowStart(timestamp: number, offset: number, size: number): number {
+  return timestamp - ((((timestamp - offset) % size) + size) % size);
+}
+
+export interface WindowAssigner {
+  readonly kind: 'tumbling' | 'sliding' | 'session';
+  readonly timeDomain: 'event-time' | 'processing-time';
+  /** Session windows merge when they overlap. */
+  readonly merging: boolean;
+  assignWindows(timestamp: number): TimeWindow[];
+  describe(): string;
+}
+
+function positive(what: string, ms: number): number {
+  if (!Number.isInteger(ms) || ms <= 0) throw new Error(`${what} must be a positive whole number of milliseconds, not ${ms}`);
+  return ms;
+}
+
+function tumbling(timeDomain: WindowAssigner['timeDomain'], size: number, offset = 0): WindowAssigner {
+  positive('A tumbling window size', size);
+  if (Math.abs(offset) >= size) throw new Error(`A window offset must be smaller than the size (${offset} vs ${size})`);
+  return {
+    kind: 'tumbling',
+    timeDomain,
+    merging: false,
+    assignWindows: (timestamp) => {
+      const start = windowStart(timestamp, offset, size);
+      return [{ start, end: start + size }];
+    },
+    describe: () => `tumbling ${timeDomain} windows of ${size} ms${offset ? ` (offset ${offset} ms)` : ''}`,
+  };
+}
+
+function sliding(timeDomain: WindowAssigner['timeDomain'], size: number, slide: number, offset = 0): WindowAssigner {
+  positive('A sliding window size', size);
+  positive('A sliding window slide', slide);
+  if (slide > size) throw new Error(`A sliding window's slide (${slide} ms) must not exceed its size (${size} ms)`);
+  return {
+    kind: 'sliding',
+    timeDomain,
+    merging: false,
+    assignWindows: (timestamp) => {
+      const windows: TimeWindow[] = [];
+      for (let start = windowStart(timestamp, offset, slide); start > timestamp - size; start -= slide) {
+        windows.push({ start, end: start + size });
+      }
+      return windows;
+    },
+    describe: () => `sliding ${timeDomain} windows of ${size} ms every ${slide} ms`,
+  };
+}
+
+function session(timeDomain: WindowAssigner['timeDomain'], gap: number): WindowAssigner {
+  positive('A session gap', gap);
+  return {
+    kind: 'session',
+    timeDomain,
+    merging: true,
+    assignWindows: (timestamp) => [{ start: timestamp, end: timestamp + gap }],
+    describe: () => `${timeDomain} session windows with a ${gap} ms gap`,
+  };
+}
+
+export const TumblingEventTimeWindows = {
+  of: (size: number, offset?: number) => tumbling('event-time', size, offset),
+};
+export const TumblingProcessingTimeWindows = {
+  of: (size: number, offset?: number) => tumbling('processing-time', size, offset),
+};
+export const SlidingEventTimeWindows = {
+  of: (size: number, slide: number, offset?: number) => sliding('event-time', size, slide, offset),
+};
+export const SlidingProcessingTimeWindows = {
+  of: (size: number, slide: number, offset?: number) => sliding('processing-time', size, slide, offset),
+};
+export const EventTimeSessionWindows = {
+  withGap: (gap: number) => session('event-time', gap),
+};
+export const ProcessingTimeSessionWindows = {
+  withGap: (gap: number) => session('processing-time', gap),
+};

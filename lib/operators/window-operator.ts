@@ -1,0 +1,245 @@
+import type {
+  AggregateFunction,
+  Collector,
+  ProcessWindowFunction,
+  ReduceFunction,
+  WindowContext,
+} from '../api/functions.js';
+import type { OutputTag } from '../api/output-tag.js';
+import { ValueStateDescriptor, type AnyStateDescriptor } from '../api/state.js';
+import { maxTimestamp, type TimeWindow, type WindowAssigner } from '../api/windows.js';
+import { valueState } from './keyed-state.js';
+import { StreamOperator, type StreamRecord } from './operator.js';
+import type { Timer } from './timers.js';
+
+/** How a window's contents grow, merge (sessions) and turn into output when it fires. */
+export interface WindowFunctionSpec {
+  add(contents: unknown, value: unknown): unknown;
+  merge(a: unknown, b: unknown): unknown;
+  emit(key: unknown, context: WindowContext, contents: unknown, out: Collector<unknown>): void;
+}
+
+type AnyWindowFunction = ProcessWindowFunction<unknown, unknown, unknown>;
+
+export function reduceWindowFunction<T, R, K>(
+  fn: ReduceFunction<T>,
+  windowFunction?: ProcessWindowFunction<T, R, K>,
+): WindowFunctionSpec {
+  const reduce = fn as ReduceFunction<unknown>;
+  const process = windowFunction as AnyWindowFunction | undefined;
+  return {
+    add: (contents, value) => (contents === undefined ? value : reduce(contents, value)),
+    merge: (a, b) => reduce(a, b),
+    emit: (key, context, contents, out) => (process ? process(key, context, [contents], out) : out.collect(contents)),
+  };
+}
+
+export function aggregateWindowFunction<T, ACC, V, R, K>(
+  fn: AggregateFunction<T, ACC, V>,
+  windowFunction?: ProcessWindowFunction<V, R, K>,
+): WindowFunctionSpec {
+  const aggregate = fn as unknown as AggregateFunction<unknown, unknown, unknown>;
+  const process = windowFunction as AnyWindowFunction | undefined;
+  return {
+    add: (contents, value) => aggregate.add(value, contents === undefined ? aggregate.createAccumulator() : contents),
+    merge: (a, b) => {
+      if (!aggregate.merge) throw new Error('Merging windows need AggregateFunction.merge');
+      return aggregate.merge(a, b);
+    },
+    emit: (key, context, contents, out) => {
+      const result = aggregate.getResult(contents);
+      if (process) process(key, context, [result], out);
+      else out.collect(result);
+    },
+  };
+}
+
+export function processWindowFunction<T, R, K>(fn: ProcessWindowFunction<T, R, K>): WindowFunctionSpec {
+  const process = fn as AnyWindowFunction;
+  return {
+    add: (contents, value) => {
+      const list = (contents ?? []) as unknown[];
+      list.push(value);
+      return list;
+    },
+    merge: (a, b) => [...(a as unknown[]), ...(b as unknown[])],
+    emit: (key, context, contents, out) => process(key, context, contents as unknown[], out),
+  };
+}
+
+export type FieldAggregation = 'sum' | 'min' | 'max' | 'minBy' | 'maxBy';
+
+/** Flink's field aggregations as a reduce: sum/min/max keep the first element's other fields. */
+export function fieldAggregation<T>(aggregation: FieldAggregation, field: string): ReduceFunction<T> {
+  const read = (element: T): number => {
+    const value = (element as Record<string, unknown>)[field];
+    if (typeof value !== 'number') throw new Error(`${aggregation}('${field}'): the element's ${field} is not a number`);
+    return value;
+  };
+  const withField = (element: T, value: number) => ({ ...element, [field]: value });
+  switch (aggregation) {
+    case 'sum':
+      return (a, b) => withField(a, read(a) + read(b));
+    case 'min':
+      return (a, b) => withField(a, Math.min(read(a), read(b)));
+    case 'max':
+      return (a, b) => withField(a, Math.max(read(a), read(b)));
+    case 'minBy':
+      return (a, b) => (read(b) < read(a) ? b : a);
+    case 'maxBy':
+      return (a, b) => (read(b) > read(a) ? b : a);
+  }
+}
+
+export interface WindowOperatorOptions {
+  readonly assigner: WindowAssigner;
+  readonly allowedLatenessMs: number;
+  readonly lateDataTag: OutputTag<unknown> | undefined;
+  readonly fn: WindowFunctionSpec;
+}
+
+/** Every window of a key with its contents, by window id `start:end`. */
+type WindowContents = Record<string, unknown>;
+const WINDOWS = new ValueStateDescriptor<WindowContents>('windows');
+
+function windowId({ start, end }: TimeWindow): string {
+  return `${start}:${end}`;
+}
+
+function parseWindowId(id: string): TimeWindow {
+  const [start, end] = id.split(':').map(Number);
+  return { start: start ?? 0, end: end ?? 0 };
+}
+
+function intersects(a: TimeWindow, b: TimeWindow): boolean {
+  return a.start <= b.end && a.end >= b.start;
+}
+
+/**
+ * Keyed windows with Flink's default triggers: an event-time window fires when the
+ * watermark passes its last millisecond, and again for every late element within the
+ * allowed lateness; its state is dropped once the watermark passes end + lateness. A
+ * processing-time window fires when the clock passes its end. Session windows merge when
+ * they overlap, merging their contents.
+ */
+export class WindowOperator extends StreamOperator {
+  private readonly eventTime: boolean;
+
+  constructor(private readonly options: WindowOperatorOptions) {
+    super();
+    this.eventTime = options.assigner.timeDomain === 'event-time';
+  }
+
+  override describeState(): AnyStateDescriptor[] {
+    return [WINDOWS];
+  }
+
+  private windows() {
+    return valueState(this.services, WINDOWS);
+  }
+
+  private cleanupTime(window: TimeWindow): number {
+    return maxTimestamp(window) + (this.eventTime ? this.options.allowedLatenessMs : 0);
+  }
+
+  private isWindowLate(window: TimeWindow): boolean {
+    return this.eventTime && this.cleanupTime(window) <= this.watermark;
+  }
+
+  private timers() {
+    return this.eventTime ? this.services.eventTimers : this.services.processingTimers;
+  }
+
+  private timer(timestamp: number, window: TimeWindow): Timer {
+    return { key: this.services.currentKey(), timestamp, namespace: windowId(window) };
+  }
+
+  private registerTimers(window: TimeWindow): void {
+    this.timers().register(this.timer(maxTimestamp(window), window));
+    this.timers().register(this.timer(this.cleanupTime(window), window));
+  }
+
+  private deleteTimers(window: TimeWindow): void {
+    this.timers().delete(this.timer(maxTimestamp(window), window));
+    this.timers().delete(this.timer(this.cleanupTime(window), window));
+  }
+
+  processElement(record: StreamRecord): void {
+    const timestamp = this.eventTime ? record.timestamp : this.services.processingTime();
+    if (timestamp === undefined) {
+      throw new Error(
+        `${this.services.operatorName}: an event-time window got an element without a timestamp; give the source a ` +
+          `WatermarkStrategy with timestamps, or use processing-time windows`,
+      );
+    }
+    const state = this.windows();
+    const contents: WindowContents = state.value() ?? {};
+    const assigned = this.options.assigner.assignWindows(timestamp);
+    let accepted = false;
+    for (const assignedWindow of assigned) {
+      if (this.isWindowLate(assignedWindow)) continue;
+      accepted = true;
+      const window = this.options.assigner.merging ? this.mergeInto(contents, assignedWindow) : assignedWindow;
+      const id = windowId(window);
+      contents[id] = this.call(() => this.options.fn.add(contents[id], record.value));
+      if (this.eventTime && maxTimestamp(window) <= this.watermark) this.fire(window, contents[id]);
+      this.registerTimers(window);
+    }
+    if (accepted) {
+      state.update(contents);
+    } else if (this.options.lateDataTag) {
+      this.output.side(this.options.lateDataTag, { value: record.value, timestamp: record.timestamp });
+    } else {
+      this.services.metrics.lateRecordsDropped = (this.services.metrics.lateRecordsDropped ?? 0) + 1;
+    }
+  }
+
+  /** Merges `window` with every overlapping session of the key; returns the merged window. */
+  private mergeInto(contents: WindowContents, window: TimeWindow): TimeWindow {
+    let merged = window;
+    const overlapping = Object.keys(contents)
+      .map(parseWindowId)
+      .filter((existing) => intersects(existing, window))
+      .sort((a, b) => a.start - b.start);
+    for (const existing of overlapping) {
+      merged = { start: Math.min(merged.start, existing.start), end: Math.max(merged.end, existing.end) };
+    }
+    let mergedContents: unknown = undefined;
+    for (const existing of overlapping) {
+      const id = windowId(existing);
+      const part = contents[id];
+      mergedContents = mergedContents === undefined ? part : this.call(() => this.options.fn.merge(mergedContents, part));
+      delete contents[id];
+      this.deleteTimers(existing);
+    }
+    if (mergedContents !== undefined) contents[windowId(merged)] = mergedContents;
+    return merged;
+  }
+
+  private fire(window: TimeWindow, contents: unknown): void {
+    const timestamp = maxTimestamp(window);
+    const key = this.services.currentKey();
+    const context: WindowContext = {
+      window,
+      currentWatermark: () => this.watermark,
+      currentProcessingTime: () => this.services.processingTime(),
+      output: (tag, value) => this.output.side(tag, { value, timestamp }),
+    };
+    const out: Collector<unknown> = { collect: (value) => this.output.collect({ value, timestamp }) };
+    this.call(() => this.options.fn.emit(key.value, context, contents, out));
+  }
+
+  protected override onTimer(timer: Timer): void {
+    const window = parseWindowId(timer.namespace);
+    const state = this.windows();
+    const contents = state.value();
+    const id = timer.namespace;
+    if (!contents || !(id in contents)) return;
+    if (timer.timestamp === maxTimestamp(window)) this.fire(window, contents[id]);
+    if (timer.timestamp === this.cleanupTime(window)) {
+      delete contents[id];
+      if (Object.keys(contents).length === 0) state.clear();
+      else state.update(contents);
+    }
+  }
+}

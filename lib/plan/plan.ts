@@ -1,0 +1,91 @@
+import type { BadRecordPolicy } from '../api/environment.js';
+import type { AnyStateDescriptor } from '../api/state.js';
+import type {
+  KeyByTransformation,
+  OperatorTransformation,
+  SideOutputTransformation,
+  SinkTransformation,
+  SourceTransformation,
+  Transformation,
+  UnionTransformation,
+} from '../api/transformations.js';
+import type { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
+
+/** A compiled pipeline: stages, each the work of one shard (one partition of its input topic). */
+export interface Plan {
+  readonly pipeline: string;
+  readonly stages: readonly Stage[];
+  readonly maxParallelism: number;
+  readonly parallelism: number;
+  readonly checkpointing: {
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly minPauseMs: number;
+    readonly maxCommitDelayMs: number;
+  };
+  readonly badRecordPolicy: BadRecordPolicy;
+  /** EXACTLY_ONCE when any sink is; repartition topics then carry transactional writes too. */
+  readonly internalGuarantee: DeliveryGuarantee;
+}
+
+export type StageInput =
+  | {
+      readonly kind: 'source';
+      readonly source: SourceTransformation;
+      /** The source declared its records keyed by the first keyBy's key. */
+      readonly partitionedByRecordKey: boolean;
+    }
+  | {
+      readonly kind: 'repartition';
+      readonly topic: string;
+      readonly partitions: number;
+      readonly keyBy: KeyByTransformation;
+      /** Stages that write into the topic. */
+      readonly upstream: string[];
+    };
+
+export interface Stage {
+  readonly id: string;
+  readonly input: StageInput;
+  /** This stage's nodes, inputs before the nodes they feed. */
+  readonly nodes: PlanNode[];
+}
+
+export interface PlanEdge {
+  readonly from: number;
+  /** Set when the edge carries a side output of `from`. */
+  readonly sideOutput?: string;
+}
+
+interface BaseNode {
+  /** The transformation's id; unique within a stage. */
+  readonly id: number;
+  readonly name: string;
+  readonly inputs: PlanEdge[];
+}
+
+export type PlanNode =
+  | (BaseNode & { readonly role: 'source'; readonly transformation: SourceTransformation })
+  | (BaseNode & { readonly role: 'repartition-input'; readonly transformation: KeyByTransformation })
+  | (BaseNode & {
+      readonly role: 'operator';
+      readonly transformation: OperatorTransformation;
+      readonly state: readonly AnyStateDescriptor[];
+    })
+  | (BaseNode & {
+      readonly role: 'keyBy';
+      readonly transformation: KeyByTransformation;
+      /** Keeps the input's partitioning: each element's key must be its input record's key. */
+      readonly inPlace: boolean;
+    })
+  | (BaseNode & { readonly role: 'union'; readonly transformation: UnionTransformation })
+  | (BaseNode & { readonly role: 'sideOutput'; readonly transformation: SideOutputTransformation })
+  | (BaseNode & { readonly role: 'sink'; readonly transformation: SinkTransformation })
+  | (BaseNode & {
+      readonly role: 'repartition';
+      readonly transformation: KeyByTransformation;
+      readonly topic: string;
+      readonly partitions: number;
+    });
+
+export type { Transformation };

@@ -1,0 +1,201 @@
+import type { StreamExecutionEnvironment } from '../api/environment.js';
+import type { KeyByTransformation, SourceTransformation, Transformation } from '../api/transformations.js';
+import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
+import type { Plan, PlanNode, Stage, StageInput } from './plan.js';
+
+/** A pipeline that cannot run as written; the message says what to change. */
+export class PipelineValidationError extends Error {
+  override readonly name = 'PipelineValidationError';
+}
+
+function fail(message: string): never {
+  throw new PipelineValidationError(message);
+}
+
+/** Gives automatic names (`map`, `map-2`, ...) and refuses two explicit names that collide. */
+function assignNames(transformations: readonly Transformation[]): void {
+  const explicit = new Map<string, Transformation>();
+  for (const t of transformations.filter((t) => t.nameIsExplicit)) {
+    const other = explicit.get(t.name);
+    if (other) {
+      fail(
+        `Two operators are named "${t.name}" (a ${other.kind} and a ${t.kind}); operator names must be unique ` +
+          `because they name state and topics: rename one with .name('...')`,
+      );
+    }
+    explicit.set(t.name, t);
+  }
+  const taken = new Set(explicit.keys());
+  for (const t of transformations.filter((t) => !t.nameIsExplicit)) {
+    let name = t.name;
+    for (let n = 2; taken.has(name); n++) name = `${t.name}-${n}`;
+    t.name = name;
+    taken.add(name);
+  }
+}
+
+/** Where a node's elements are, and by which keyBy they are partitioned there. */
+interface Context {
+  readonly stage: StageBuilder;
+  readonly keyBy: KeyByTransformation | undefined;
+}
+
+interface StageBuilder {
+  readonly id: string;
+  readonly input: StageInput;
+  readonly nodes: PlanNode[];
+  readonly sources: Set<SourceTransformation>;
+}
+
+function inPlace(context: Context, keyBy: KeyByTransformation): boolean {
+  if (context.keyBy) return context.keyBy.keySelector === keyBy.keySelector;
+  return context.stage.input.kind === 'source' && context.stage.input.partitionedByRecordKey;
+}
+
+/**
+ * Compiles a pipeline into stages. A stage starts at a source or at a repartition topic; a
+ * keyBy whose key is not the one the stage's input is partitioned by ends its stage in a
+ * repartition topic (`<pipeline>-<keyBy name>-repartition`) and starts a new stage there,
+ * as Kafka Streams does. Operators after a union of several stages' streams run in each.
+ */
+export function planPipeline(env: StreamExecutionEnvironment): Plan {
+  const transformations = env.getTransformations();
+  assignNames(transformations);
+  if (!transformations.some((t) => t.kind === 'sink')) {
+    fail(`Pipeline "${env.name}" writes nowhere: end it with .sinkTo(KafkaSink.builder()...build())`);
+  }
+
+  const stages: StageBuilder[] = [];
+  const contexts = new Map<number, Context[]>();
+  const newStage = (input: StageInput, sources: Iterable<SourceTransformation>): StageBuilder => {
+    const stage = { id: `stage-${stages.length + 1}`, input, nodes: [], sources: new Set(sources) };
+    stages.push(stage);
+    return stage;
+  };
+  const contextsOf = (t: Transformation): Context[] =>
+    t.inputs.flatMap((input) => contexts.get(input.id) ?? []).filter((c, i, all) => all.findIndex((o) => o.stage === c.stage) === i);
+  const edgesIn = (stage: StageBuilder, t: Transformation) =>
+    t.inputs
+      .filter((input) => stage.nodes.some((node) => node.id === input.id))
+      .map((input) => ({ from: input.id }));
+
+  for (const t of transformations) {
+    switch (t.kind) {
+      case 'source': {
+        const input: StageInput = { kind: 'source', source: t, partitionedByRecordKey: t.source.config.partitionedByRecordKey };
+        const stage = newStage(input, [t]);
+        stage.nodes.push({ role: 'source', id: t.id, name: t.name, inputs: [], transformation: t });
+        contexts.set(t.id, [{ stage, keyBy: undefined }]);
+        break;
+      }
+      case 'keyBy': {
+        const inputs = contextsOf(t);
+        const [only] = inputs;
+        if (only && inputs.length === 1 && inPlace(only, t)) {
+          only.stage.nodes.push({ role: 'keyBy', id: t.id, name: t.name, inputs: edgesIn(only.stage, t), transformation: t, inPlace: true });
+          contexts.set(t.id, [{ stage: only.stage, keyBy: t }]);
+          break;
+        }
+        const topic = `${env.name}-${t.name}-repartition`;
+        const partitions = env.getParallelism();
+        for (const { stage } of inputs) {
+          stage.nodes.push({ role: 'repartition', id: t.id, name: t.name, inputs: edgesIn(stage, t), transformation: t, topic, partitions });
+        }
+        const stage = newStage(
+          { kind: 'repartition', topic, partitions, keyBy: t, upstream: inputs.map(({ stage: s }) => s.id) },
+          inputs.flatMap(({ stage: s }) => [...s.sources]),
+        );
+        stage.nodes.push(
+          { role: 'repartition-input', id: 0, name: `${t.name}-input`, inputs: [], transformation: t },
+          { role: 'keyBy', id: t.id, name: t.name, inputs: [{ from: 0 }], transformation: t, inPlace: true },
+        );
+        contexts.set(t.id, [{ stage, keyBy: t }]);
+        break;
+      }
+      default: {
+        const inputs = contextsOf(t);
+        if (t.kind === 'operator' && t.keyed && inputs.length > 1) {
+          fail(`${t.name} is keyed but its input comes from several stages: put a keyBy(...) directly before it`);
+        }
+        for (const { stage } of inputs) {
+          const base = { id: t.id, name: t.name, inputs: edgesIn(stage, t) };
+          if (t.kind === 'operator') stage.nodes.push({ ...base, role: 'operator', transformation: t, state: t.factory().describeState() });
+          else if (t.kind === 'union') stage.nodes.push({ ...base, role: 'union', transformation: t });
+          else if (t.kind === 'sink') stage.nodes.push({ ...base, role: 'sink', transformation: t });
+          else {
+            const tag = t.tag.id;
+            stage.nodes.push({ ...base, role: 'sideOutput', transformation: t, inputs: base.inputs.map((e) => ({ ...e, sideOutput: tag })) });
+          }
+        }
+        const keyBy = inputs.length === 1 && t.kind !== 'union' ? inputs[0]?.keyBy : undefined;
+        contexts.set(t.id, inputs.map(({ stage }) => ({ stage, keyBy })));
+        break;
+      }
+    }
+  }
+
+  const plan: Plan = {
+    pipeline: env.name,
+    stages: stages.map(({ id, input, nodes }): Stage => ({ id, input, nodes })),
+    maxParallelism: env.getMaxParallelism(),
+    parallelism: env.getParallelism(),
+    checkpointing: {
+      intervalMs: env.getCheckpointConfig().checkpointInterval,
+      timeoutMs: env.getCheckpointConfig().checkpointTimeout,
+      minPauseMs: env.getCheckpointConfig().minPauseBetweenCheckpoints,
+      maxCommitDelayMs: env.getCheckpointConfig().maxCommitDelay,
+    },
+    badRecordPolicy: env.getBadRecordPolicy(),
+    internalGuarantee: strongestGuarantee(transformations),
+  };
+  validateEventTime(stages);
+  validateTransactions(plan, transformations);
+  return plan;
+}
+
+function strongestGuarantee(transformations: readonly Transformation[]): DeliveryGuarantee {
+  const guarantees = transformations.flatMap((t) => (t.kind === 'sink' ? [t.sink.config.deliveryGuarantee] : []));
+  for (const g of [DeliveryGuarantee.EXACTLY_ONCE, DeliveryGuarantee.AT_LEAST_ONCE] as const) {
+    if (guarantees.includes(g)) return g;
+  }
+  return DeliveryGuarantee.NONE;
+}
+
+function validateEventTime(stages: readonly StageBuilder[]): void {
+  for (const stage of stages) {
+    for (const node of stage.nodes) {
+      if (node.role !== 'operator' || !node.transformation.eventTime) continue;
+      const without = [...stage.sources].filter((source) => !source.watermarks.hasWatermarks);
+      const [source] = without;
+      if (source) {
+        fail(
+          `${node.name} uses event time, but source "${source.name}" has WatermarkStrategy.noWatermarks(): give it ` +
+            `WatermarkStrategy.forBoundedOutOfOrderness(ms) (or forMonotonousTimestamps()), or use a processing-time window`,
+        );
+      }
+    }
+  }
+}
+
+function validateTransactions(plan: Plan, transformations: readonly Transformation[]): void {
+  const { intervalMs, timeoutMs, maxCommitDelayMs } = plan.checkpointing;
+  for (const t of transformations) {
+    if (t.kind !== 'sink' || t.sink.config.deliveryGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) continue;
+    if (intervalMs <= 0) {
+      fail(
+        `${t.name} is EXACTLY_ONCE, which commits its output at checkpoints: call env.enableCheckpointing(ms) ` +
+          `(for example 60_000)`,
+      );
+    }
+    const needed = intervalMs + timeoutMs + maxCommitDelayMs;
+    const { transactionTimeoutMs } = t.sink.config;
+    if (transactionTimeoutMs <= needed) {
+      fail(
+        `${t.name}: transaction.timeout.ms (${transactionTimeoutMs}) must exceed checkpoint interval (${intervalMs}) + ` +
+          `checkpoint timeout (${timeoutMs}) + max commit delay (${maxCommitDelayMs}) = ${needed}, or the broker may ` +
+          `abort a transaction before its checkpoint commits it. Raise transaction.timeout.ms (up to the brokers' ` +
+          `transaction.max.timeout.ms), or shorten the checkpoint interval or timeout.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,416 @@
+import type { OutputTag } from '../api/output-tag.js';
+import type { KafkaSink } from '../api/sink.js';
+import { MAX_WATERMARK, MIN_WATERMARK } from '../api/time.js';
+import type { WatermarkGenerator } from '../api/watermark.js';
+import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
+import { KeyByOperator } from '../operators/basic-operators.js';
+import { StreamOperator, UserFunctionError, type Metrics, type OperatorServices, type Output, type StreamRecord } from '../operators/operator.js';
+import { TimerQueue } from '../operators/timers.js';
+import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
+import { keyAsRecordKey, keyRef, type KeyRef } from '../state/keys.js';
+import type { Plan, PlanNode, Stage } from '../plan/plan.js';
+
+/** A record failed and the bad-record policy is `fail`; names the record and what to do. */
+export class BadRecordError extends Error {
+  override readonly name = 'BadRecordError';
+
+  constructor(
+    readonly record: Pick<KafkaRecord, 'topic' | 'partition' | 'offset'>,
+    readonly operatorName: string,
+    override readonly cause: unknown,
+  ) {
+    const reason = cause instanceof UserFunctionError ? cause.message : `${operatorName} failed: ${describe(cause)}`;
+    super(
+      `Record ${record.topic}/${record.partition}@${record.offset}: ${reason}. Fix the record or the function, or set ` +
+        `env.setBadRecordPolicy(BadRecordPolicy.skip()) or BadRecordPolicy.deadLetter('topic') to go on without it.`,
+      { cause },
+    );
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** What one stage produced since the outputs were last drained. */
+export interface StageOutputs {
+  /** Serialized records per sink, by sink name. */
+  readonly sinks: Map<string, OutputRecord[]>;
+  /** Records for repartition topics: the input of later stages. */
+  readonly repartitions: OutputRecord[];
+  /** The latest watermark sent into each repartition topic. */
+  readonly repartitionWatermarks: Map<string, number>;
+  readonly deadLetters: OutputRecord[];
+}
+
+export interface StageExecutorOptions {
+  readonly plan: Plan;
+  readonly stage: Stage;
+  readonly state: KeyedStateBackend;
+  /** Processing time. */
+  readonly clock: () => number;
+  /** Partition counts of output topics, for custom sink partitioners. */
+  readonly partitionCount?: (topic: string) => number;
+}
+
+/** Header names on dead-letter records and repartition records. */
+export const Headers = {
+  error: 'sluice.error',
+  operator: 'sluice.error.operator',
+  topic: 'sluice.source.topic',
+  partition: 'sluice.source.partition',
+  offset: 'sluice.source.offset',
+} as const;
+
+interface RepartitionValue {
+  readonly v: unknown;
+  readonly t: number | null;
+}
+
+/** Turns a repartition record back into the element that was written. */
+export function decodeRepartitionRecord(record: KafkaRecord): StreamRecord {
+  const decoded = JSON.parse(record.value?.toString('utf8') ?? 'null') as RepartitionValue | null;
+  if (!decoded || !('v' in decoded)) throw new Error('not a Sluice repartition record');
+  return { value: decoded.v, timestamp: decoded.t ?? undefined };
+}
+
+/** A node of the running stage: receives elements and watermarks on numbered input edges. */
+interface RuntimeNode {
+  readonly node: PlanNode;
+  readonly operator: StreamOperator | undefined;
+  readonly edgeWatermarks: number[];
+  watermark: number;
+  readonly mainChildren: { target: RuntimeNode; edge: number }[];
+  readonly sideChildren: Map<string, { target: RuntimeNode; edge: number }[]>;
+}
+
+interface PartitionProgress {
+  readonly generator: WatermarkGenerator;
+  lastActive: number;
+}
+
+/**
+ * Runs one stage's operators for one shard: input records in, serialized output records and
+ * watermarks out, keyed state through a {@link KeyedStateBackend}. Deterministic: processing
+ * time comes from the clock it is given. Not tied to Lambda or any broker: the runtime and the
+ * test harness both drive it.
+ */
+export class StageExecutor {
+  private readonly nodes = new Map<number, RuntimeNode>();
+  private readonly order: RuntimeNode[] = [];
+  private readonly partitions = new Map<number, PartitionProgress>();
+  private readonly metrics: Metrics = {};
+  private sourceWatermark = MIN_WATERMARK;
+  private currentKey: KeyRef | undefined;
+  private currentRecord: KafkaRecord | undefined;
+  private currentOperator = '';
+  private outputs = StageExecutor.emptyOutputs();
+  private readonly timerQueues = new Map<string, { event: TimerQueue; processing: TimerQueue }>();
+
+  constructor(private readonly options: StageExecutorOptions) {
+    for (const node of options.stage.nodes) this.addNode(node);
+    for (const runtime of this.order) runtime.operator?.open();
+  }
+
+  private static emptyOutputs(): StageOutputs {
+    return { sinks: new Map(), repartitions: [], repartitionWatermarks: new Map(), deadLetters: [] };
+  }
+
+  get stage(): Stage {
+    return this.options.stage;
+  }
+
+  private addNode(node: PlanNode): void {
+    const operator = this.createOperator(node);
+    const runtime: RuntimeNode = {
+      node,
+      operator,
+      edgeWatermarks: node.inputs.map(() => MIN_WATERMARK),
+      watermark: MIN_WATERMARK,
+      mainChildren: [],
+      sideChildren: new Map(),
+    };
+    node.inputs.forEach((edge, index) => {
+      const parent = this.nodes.get(edge.from);
+      if (!parent) throw new Error(`Plan error: ${node.name} reads from node ${edge.from}, which is not in ${this.stage.id}`);
+      if (edge.sideOutput === undefined) parent.mainChildren.push({ target: runtime, edge: index });
+      else {
+        const list = parent.sideChildren.get(edge.sideOutput) ?? [];
+        parent.sideChildren.set(edge.sideOutput, list);
+        list.push({ target: runtime, edge: index });
+      }
+    });
+    if (operator) operator.setup(this.services(node), this.outputOf(runtime));
+    this.nodes.set(node.id, runtime);
+    this.order.push(runtime);
+  }
+
+  private createOperator(node: PlanNode): StreamOperator | undefined {
+    switch (node.role) {
+      case 'operator':
+        return node.transformation.factory();
+      case 'keyBy':
+        return new KeyByOperator(node.transformation.keySelector, node.inPlace ? (key) => this.checkInPlaceKey(node, key) : undefined);
+      default:
+        return undefined;
+    }
+  }
+
+  private checkInPlaceKey(node: PlanNode, key: KeyRef): void {
+    const record = this.currentRecord;
+    if (!record) return;
+    const recordKey = record.key?.toString('utf8');
+    if (recordKey !== keyAsRecordKey(key)) {
+      throw new Error(
+        `${node.name} selected key ${key.serialized}, but the record's Kafka key is ${recordKey === undefined ? 'null' : JSON.stringify(recordKey)}; ` +
+          `the source is declared setPartitionedByRecordKey(), so its producers must key each record by this key ` +
+          `(or remove setPartitionedByRecordKey() to repartition)`,
+      );
+    }
+  }
+
+  private services(node: PlanNode): OperatorServices {
+    const queues = { event: new TimerQueue(), processing: new TimerQueue() };
+    this.timerQueues.set(node.name, queues);
+    return {
+      operatorName: node.name,
+      state: this.options.state,
+      eventTimers: queues.event,
+      processingTimers: queues.processing,
+      metrics: this.metrics,
+      processingTime: () => this.options.clock(),
+      currentKey: () => {
+        if (!this.currentKey) throw new Error(`${node.name} used keyed state or timers outside a keyed stream: call keyBy(...) first`);
+        return this.currentKey;
+      },
+      setCurrentKey: (key) => {
+        this.currentKey = key;
+      },
+    };
+  }
+
+  private outputOf(runtime: RuntimeNode): Output {
+    return {
+      collect: (record) => {
+        for (const { target } of runtime.mainChildren) this.deliver(target, record);
+      },
+      emitWatermark: (watermark) => {
+        for (const { target, edge } of runtime.mainChildren) this.deliverWatermark(target, edge, watermark);
+        for (const children of runtime.sideChildren.values()) {
+          for (const { target, edge } of children) this.deliverWatermark(target, edge, watermark);
+        }
+      },
+      side: (tag: OutputTag<unknown>, record) => {
+        for (const { target } of runtime.sideChildren.get(tag.id) ?? []) this.deliver(target, record);
+      },
+    };
+  }
+
+  private deliver(runtime: RuntimeNode, record: StreamRecord): void {
+    const { node, operator } = runtime;
+    this.currentOperator = node.name;
+    if (operator) {
+      if (node.role === 'operator' && node.transformation.keyed) {
+        if (!record.key) throw new Error(`${node.name} is keyed but got an element without a key`);
+        this.currentKey = record.key;
+      }
+      operator.processElement(record);
+      return;
+    }
+    switch (node.role) {
+      case 'sink':
+        this.writeToSink(node.name, node.transformation.sink, record);
+        return;
+      case 'repartition':
+        this.writeToRepartition(node.topic, node.transformation.keySelector, record);
+        return;
+      default:
+        this.outputOf(runtime).collect(record);
+    }
+  }
+
+  private deliverWatermark(runtime: RuntimeNode, edge: number, watermark: number): void {
+    runtime.edgeWatermarks[edge] = watermark;
+    const combined = Math.min(...runtime.edgeWatermarks);
+    if (combined <= runtime.watermark) return;
+    runtime.watermark = combined;
+    const { node, operator } = runtime;
+    if (operator) operator.processWatermark(combined);
+    else if (node.role === 'repartition') this.outputs.repartitionWatermarks.set(node.topic, combined);
+    else if (node.role !== 'sink') this.outputOf(runtime).emitWatermark(combined);
+  }
+
+  private writeToSink(name: string, sink: KafkaSink<unknown>, record: StreamRecord): void {
+    const partitionCount =
+      this.options.partitionCount ??
+      ((topic: string) => {
+        throw new Error(`The partition count of "${topic}" is unknown here; a custom partitioner needs it`);
+      });
+    const output = sink.config.serializer.serialize(record.value, { timestamp: record.timestamp, partitionCount });
+    const list = this.outputs.sinks.get(name) ?? [];
+    this.outputs.sinks.set(name, list);
+    list.push(output);
+    this.count('recordsOut');
+  }
+
+  private writeToRepartition(topic: string, selector: (value: unknown) => unknown, record: StreamRecord): void {
+    const key = keyRef(selector(record.value));
+    const value: RepartitionValue = { v: record.value, t: record.timestamp ?? null };
+    this.outputs.repartitions.push({
+      topic,
+      key: keyAsRecordKey(key),
+      value: JSON.stringify(value),
+      ...(record.timestamp === undefined ? {} : { timestamp: record.timestamp }),
+    });
+  }
+
+  private count(metric: string, by = 1): void {
+    this.metrics[metric] = (this.metrics[metric] ?? 0) + by;
+  }
+
+  private inputNode(): RuntimeNode {
+    const [first] = this.order;
+    if (!first) throw new Error(`${this.stage.id} has no nodes`);
+    return first;
+  }
+
+  /**
+   * Processes input records in order (one shard's batch, or several partitions' for a whole
+   * source), then emits the source's watermark: the minimum over its active partitions.
+   */
+  processRecords(records: readonly KafkaRecord[]): void {
+    for (const record of records) this.processRecord(record);
+    this.emitSourceWatermark();
+  }
+
+  private processRecord(record: KafkaRecord): void {
+    const input = this.inputNode();
+    this.currentRecord = record;
+    this.currentOperator = input.node.name;
+    this.count('recordsIn');
+    try {
+      const element = this.decode(input.node, record);
+      this.outputOf(input).collect(element);
+    } catch (error) {
+      this.handleBadRecord(record, error);
+    } finally {
+      this.currentRecord = undefined;
+      this.currentKey = undefined;
+    }
+  }
+
+  private decode(node: PlanNode, record: KafkaRecord): StreamRecord {
+    if (node.role === 'repartition-input') return decodeRepartitionRecord(record);
+    if (node.role !== 'source') throw new Error(`${this.stage.id} starts with ${node.role}, not an input`);
+    const { source, watermarks } = node.transformation;
+    const value = source.config.deserializer.deserialize(record);
+    const timestamp = watermarks.timestampAssigner ? watermarks.timestampAssigner(value, record.timestamp) : record.timestamp;
+    const progress = this.partition(record.partition, () => watermarks.createGenerator());
+    progress.generator.onEvent(timestamp);
+    progress.lastActive = this.options.clock();
+    return { value, timestamp };
+  }
+
+  private handleBadRecord(record: KafkaRecord, error: unknown): void {
+    const operatorName = error instanceof UserFunctionError ? error.operatorName : this.currentOperator;
+    const bad = new BadRecordError(record, operatorName, error);
+    const policy = this.options.plan.badRecordPolicy;
+    if (policy.kind === 'fail') throw bad;
+    if (policy.kind === 'skip') {
+      this.count('badRecordsSkipped');
+      return;
+    }
+    this.count('badRecordsDeadLettered');
+    this.outputs.deadLetters.push({
+      topic: policy.topic,
+      key: record.key,
+      value: record.value,
+      timestamp: record.timestamp,
+      headers: [
+        ...record.headers.flatMap((h) => (h.value === null ? [] : [{ key: h.key, value: h.value }])),
+        { key: Headers.error, value: describe(error) },
+        { key: Headers.operator, value: operatorName },
+        { key: Headers.topic, value: record.topic },
+        { key: Headers.partition, value: String(record.partition) },
+        { key: Headers.offset, value: String(record.offset) },
+      ],
+    });
+  }
+
+  private partition(partition: number, create: () => WatermarkGenerator): PartitionProgress {
+    let progress = this.partitions.get(partition);
+    if (!progress) {
+      progress = { generator: create(), lastActive: this.options.clock() };
+      this.partitions.set(partition, progress);
+    }
+    return progress;
+  }
+
+  /**
+   * Declares the source partitions this executor reads, so that one that has sent nothing
+   * yet holds the watermark back until it turns idle (as a Flink source split does).
+   */
+  assignPartitions(partitions: readonly number[]): void {
+    const input = this.inputNode().node;
+    if (input.role !== 'source') throw new Error('Only a source stage has source partitions');
+    for (const partition of partitions) this.partition(partition, () => input.transformation.watermarks.createGenerator());
+  }
+
+  private emitSourceWatermark(): void {
+    const input = this.inputNode();
+    if (input.node.role !== 'source') return;
+    const idleness = input.node.transformation.watermarks.idlenessMs;
+    const now = this.options.clock();
+    const active = [...this.partitions.values()].filter((p) => idleness === undefined || now - p.lastActive < idleness);
+    if (active.length === 0) return;
+    const watermark = Math.min(...active.map((p) => p.generator.currentWatermark()));
+    if (watermark > this.sourceWatermark) this.processWatermark(watermark);
+  }
+
+  /** Advances event time at the stage's input: for repartition inputs, or a bounded source's end. */
+  processWatermark(watermark: number): void {
+    if (watermark <= this.sourceWatermark) return;
+    this.sourceWatermark = watermark;
+    this.outputOf(this.inputNode()).emitWatermark(watermark);
+  }
+
+  /** Fires processing-time timers due at the clock's current time, and lets idle partitions stop holding the watermark. */
+  advanceProcessingTime(): void {
+    const now = this.options.clock();
+    for (const { operator, node } of this.order) {
+      this.currentOperator = node.name;
+      operator?.advanceProcessingTime(now);
+    }
+    this.emitSourceWatermark();
+  }
+
+  /** Ends a bounded input: the maximum watermark fires every remaining event-time window and timer. */
+  finish(): void {
+    this.processWatermark(MAX_WATERMARK);
+  }
+
+  /** Takes what the stage produced since the last call. */
+  drainOutputs(): StageOutputs {
+    const outputs = this.outputs;
+    this.outputs = StageExecutor.emptyOutputs();
+    return outputs;
+  }
+
+  getMetrics(): Readonly<Metrics> {
+    return { ...this.metrics };
+  }
+
+  currentWatermark(): number {
+    return this.sourceWatermark;
+  }
+
+  /** The live timers of an operator, for inspection. */
+  timers(operatorName: string): { eventTime: number[]; processingTime: number[] } {
+    const queues = this.timerQueues.get(operatorName);
+    if (!queues) throw new Error(`${this.stage.id} has no operator "${operatorName}"`);
+    return {
+      eventTime: queues.event.all().map((t) => t.timestamp),
+      processingTime: queues.processing.all().map((t) => t.timestamp),
+    };
+  }
+}

@@ -1,0 +1,7 @@
+export {
+  OperatorTestHarness,
+  PipelineTestHarness,
+  type PipelineTestHarnessOptions,
+  type TestRecord,
+  type TimestampedValue,
+} from './harness.js';

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import seed, { WINDOW_SIZE, type OrderAggregate } from '../../../examples/order-aggregation.js';
+import { PipelineTestHarness } from '../../../lib/testing/index.js';
+import { expectedTotals, generateOrders } from '../../helpers/orders.js';
+
+const PARTITIONS = 4;
+
+function partitionOf(category: string): number {
+  let hash = 0;
+  for (const char of category) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return hash % PARTITIONS;
+}
+
+describe('the seed pipeline (examples/order-aggregation.ts)', () => {
+  it('sums 100,000 shuffled orders with late ones into exactly the expected 5-minute category totals', () => {
+    const orders = generateOrders({ count: 100_000 });
+    const lateOrders = orders.filter((order) => order.late).length;
+    expect(lateOrders).toBeGreaterThan(100);
+
+    const harness = new PipelineTestHarness(seed, { sourcePartitions: { orders: [0, 1, 2, 3] } });
+    for (let start = 0; start < orders.length; start += 1_000) {
+      const batch = orders.slice(start, start + 1_000).map(({ late: _late, ...order }) => ({
+        key: order.category,
+        value: JSON.stringify(order),
+        partition: partitionOf(order.category),
+      }));
+      harness.send('orders', batch);
+    }
+    harness.finish();
+
+    const written = harness.output('order-aggregates');
+    const aggregates = written.map((record) => JSON.parse(record.value?.toString() ?? '') as OrderAggregate);
+    const actual = new Map(aggregates.map((a) => [`${a.category}@${a.windowStart}`, a.amount]));
+    expect(actual.size).toBe(aggregates.length);
+    expect(actual).toEqual(expectedTotals(orders, WINDOW_SIZE));
+    for (const [index, aggregate] of aggregates.entries()) {
+      expect(aggregate.windowEnd - aggregate.windowStart).toBe(WINDOW_SIZE);
+      expect(written[index]?.key?.toString()).toBe(aggregate.category);
+    }
+    expect(harness.metrics()).toMatchObject({ recordsIn: 100_000, lateRecordsDropped: lateOrders });
+  });
+});
