@@ -20,6 +20,7 @@ export default tseslint.config(
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly' } },
   },
   {
     // kafkajs is an implementation detail of lib/kafka (DESIGN.md): nothing else imports it.

@@ -169,12 +169,11 @@ export class KeyedStream<T, K> extends DataStream<T> {
   }
 
   /** Keyed state and timers for each element. Declare state in `open`. */
-  override process<R>(fn: KeyedProcessFunction<K, T, R> | ProcessFunction<T, R>): SingleOutputStreamOperator<R> {
-    const keyedFunction = fn as KeyedProcessFunction<K, T, R>;
+  override process<R>(fn: KeyedProcessFunction<K, T, R>): SingleOutputStreamOperator<R> {
     return this.keyed<R>({
       operatorKind: 'keyedProcess',
       description: 'keyed process function',
-      factory: () => new KeyedProcessOperator<K, T, R>(keyedFunction),
+      factory: () => new KeyedProcessOperator<K, T, R>(fn),
     });
   }
 

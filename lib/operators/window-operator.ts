@@ -154,11 +154,6 @@ export class WindowOperator extends StreamOperator {
     return { key: this.services.currentKey(), timestamp, namespace: windowId(window) };
   }
 
-  private registerTimers(window: TimeWindow): void {
-    this.timers().register(this.timer(maxTimestamp(window), window));
-    this.timers().register(this.timer(this.cleanupTime(window), window));
-  }
-
   private deleteTimers(window: TimeWindow): void {
     this.timers().delete(this.timer(maxTimestamp(window), window));
     this.timers().delete(this.timer(this.cleanupTime(window), window));
@@ -182,8 +177,11 @@ export class WindowOperator extends StreamOperator {
       const window = this.options.assigner.merging ? this.mergeInto(contents, assignedWindow) : assignedWindow;
       const id = windowId(window);
       contents[id] = this.call(() => this.options.fn.add(contents[id], record.value));
+      // As Flink's EventTimeTrigger: a window whose end the watermark has passed fires at once
+      // (a late element within the allowed lateness); otherwise a timer fires it later.
       if (this.eventTime && maxTimestamp(window) <= this.watermark) this.fire(window, contents[id]);
-      this.registerTimers(window);
+      else this.timers().register(this.timer(maxTimestamp(window), window));
+      this.timers().register(this.timer(this.cleanupTime(window), window));
     }
     if (accepted) {
       state.update(contents);

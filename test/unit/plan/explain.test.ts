@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { main } from '../../../lib/cli/sluice.js';
+
+async function sluice(...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(
+    args,
+    (text) => (stdout += text),
+    (text) => (stderr += text),
+  );
+  return { code, stdout, stderr };
+}
+
+describe('sluice explain', () => {
+  it('prints the seed pipeline as one stage, keyed in place', async () => {
+    const { code, stdout } = await sluice('explain', 'examples/order-aggregation.ts');
+    expect(code).toBe(0);
+    expect(stdout).toBe(`Pipeline order-aggregation: 1 stage
+  checkpoints: every 60000 ms, timeout 600000 ms; key groups: 128; repartition partitions: 4; bad records: fail
+
+stage-1: one shard per partition of orders (source "Order Source")
+  input: group order-processor, committed offsets (reset EARLIEST), watermarks: bounded out-of-orderness of 10000 ms, partitioned by record key
+  1. Order Source [source] reads orders
+  2. keyBy [keyBy] in place: each element’s key is its record’s Kafka key ← Order Source
+  3. category-totals [window, keyed] tumbling event-time windows of 300000 ms, sum('amount') ← keyBy
+       state category-totals/windows (value)
+  4. to-aggregate [map] map ← category-totals
+  5. Order Aggregates Sink [sink] writes order-aggregates, EXACTLY_ONCE ← to-aggregate
+  → sink: name Order Aggregates Sink, topic order-aggregates, deliveryGuarantee EXACTLY_ONCE, transactionalIdPrefix order-agg-tx, transactionTimeoutMs 900000
+`);
+  });
+
+  it('cuts a keyBy on a new key into a repartition topic and a second stage', async () => {
+    const { code, stdout } = await sluice('explain', 'test/fixtures/pipelines/top-category.ts');
+    expect(code).toBe(0);
+    expect(stdout).toBe(`Pipeline top-category: 2 stages
+  checkpoints: every 30000 ms, timeout 120000 ms; key groups: 128; repartition partitions: 2; bad records: fail
+
+stage-1: one shard per partition of orders (source "orders")
+  input: group top-category, committed offsets (reset EARLIEST), watermarks: bounded out-of-orderness of 5000 ms, partitioned by record key
+  1. orders [source] reads orders
+  2. keyBy [keyBy] in place: each element’s key is its record’s Kafka key ← orders
+  3. minute-totals [window, keyed] tumbling event-time windows of 60000 ms, sum('amount') ← keyBy
+       state minute-totals/windows (value)
+  4. to-total [map] map ← minute-totals
+  5. keyBy-2 [repartition] writes top-category-keyBy-2-repartition keyed by keyBy-2 ← to-total
+  → repartition: topic top-category-keyBy-2-repartition, partitions 2, deliveryGuarantee AT_LEAST_ONCE
+
+stage-2: one shard per partition of top-category-keyBy-2-repartition (2 partitions, written by stage-1)
+  1. keyBy-2-input [repartition-input] reads the repartition topic
+  2. keyBy-2 [keyBy] in place: each element’s key is its record’s Kafka key ← keyBy-2-input
+  3. top-of-minute [window, keyed] tumbling event-time windows of 60000 ms, maxBy('amount') ← keyBy-2
+       state top-of-minute/windows (value)
+  4. top-sink [sink] writes top-categories, AT_LEAST_ONCE ← top-of-minute
+  → sink: name top-sink, topic top-categories, deliveryGuarantee AT_LEAST_ONCE
+`);
+  });
+
+  it('prints the plan as JSON with --json', async () => {
+    const { code, stdout } = await sluice('explain', 'test/fixtures/pipelines/top-category.ts', '--json');
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout) as { stages: { id: string; input: Record<string, unknown>; outputs: unknown[] }[] };
+    expect(plan.stages.map((s) => s.id)).toEqual(['stage-1', 'stage-2']);
+    expect(plan.stages[1]?.input).toEqual({
+      kind: 'repartition',
+      topic: 'top-category-keyBy-2-repartition',
+      partitions: 2,
+      keyBy: 'keyBy-2',
+      from: ['stage-1'],
+    });
+    expect(plan.stages[0]?.outputs).toEqual([
+      { kind: 'repartition', topic: 'top-category-keyBy-2-repartition', partitions: 2, deliveryGuarantee: 'AT_LEAST_ONCE' },
+    ]);
+  });
+
+  it('fails with exit code 2 on a wrong command line and 1 on a file without a pipeline', async () => {
+    expect((await sluice('explain')).code).toBe(2);
+    expect((await sluice('frobnicate')).stderr).toMatch(/unknown command "frobnicate"/);
+    const missing = await sluice('explain', 'no-such-file.ts');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no-such-file\.ts does not exist/);
+    const notAPipeline = await sluice('explain', 'test/helpers/orders.ts');
+    expect(notAPipeline.code).toBe(1);
+    expect(notAPipeline.stderr).toMatch(/no default export of a StreamExecutionEnvironment: end the file with `export default env`/);
+  });
+});
+
+describe('the sluice command', () => {
+  it('runs from its bin entry and loads a TypeScript pipeline file', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const { stdout } = await promisify(execFile)(process.execPath, ['bin/sluice.js', 'explain', 'examples/order-aggregation.ts', '--json']);
+    expect((JSON.parse(stdout) as { pipeline: string }).pipeline).toBe('order-aggregation');
+  });
+});
