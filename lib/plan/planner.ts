@@ -12,6 +12,10 @@ function fail(message: string): never {
   throw new PipelineValidationError(message);
 }
 
+function kindOf(t: Transformation): string {
+  return t.kind === 'operator' ? t.operatorKind : t.kind;
+}
+
 /** Gives automatic names (`map`, `map-2`, ...) and refuses two explicit names that collide. */
 function assignNames(transformations: readonly Transformation[]): void {
   const explicit = new Map<string, Transformation>();
@@ -19,7 +23,7 @@ function assignNames(transformations: readonly Transformation[]): void {
     const other = explicit.get(t.name);
     if (other) {
       fail(
-        `Two operators are named "${t.name}" (a ${other.kind} and a ${t.kind}); operator names must be unique ` +
+        `Two operators are named "${t.name}" (a ${kindOf(other)} and a ${kindOf(t)}); operator names must be unique ` +
           `because they name state and topics: rename one with .name('...')`,
       );
     }

@@ -328,7 +328,7 @@ export class StageExecutor {
       timestamp: record.timestamp,
       headers: [
         ...record.headers.flatMap((h) => (h.value === null ? [] : [{ key: h.key, value: h.value }])),
-        { key: Headers.error, value: describe(error) },
+        { key: Headers.error, value: describe(error instanceof UserFunctionError ? error.cause : error) },
         { key: Headers.operator, value: operatorName },
         { key: Headers.topic, value: record.topic },
         { key: Headers.partition, value: String(record.partition) },

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BadRecordPolicy,
+  JsonDeserializationSchema,
+  JsonSerializationSchema,
+  KafkaRecordSerializationSchema,
+  KafkaSink,
+  KafkaSource,
+  StreamExecutionEnvironment,
+  WatermarkStrategy,
+  type BadRecordPolicy as Policy,
+} from '../../../lib/api/index.js';
+import { BadRecordError } from '../../../lib/runtime/stage-executor.js';
+import { PipelineTestHarness } from '../../../lib/testing/index.js';
+
+interface Payment {
+  id: string;
+  cents: number;
+}
+
+function payments(policy?: Policy) {
+  const env = StreamExecutionEnvironment.create({ name: 'payments' });
+  if (policy) env.setBadRecordPolicy(policy);
+  env
+    .fromSource(
+      KafkaSource.builder<Payment>()
+        .setBootstrapServers('127.0.0.1:9092')
+        .setTopics('payments')
+        .setGroupId('payments')
+        .setValueOnlyDeserializer(
+          new JsonDeserializationSchema<Payment>((value) => {
+            const payment = value as Payment;
+            if (typeof payment.cents !== 'number') throw new Error('cents must be a number');
+            return payment;
+          }),
+        )
+        .build(),
+      WatermarkStrategy.noWatermarks(),
+      'payments',
+    )
+    .map((payment) => {
+      if (payment.cents < 0) throw new Error(`negative amount ${payment.cents}`);
+      return { ...payment, euros: payment.cents / 100 };
+    })
+    .name('to-euros')
+    .sinkTo(
+      KafkaSink.builder<Payment & { euros: number }>()
+        .setBootstrapServers('127.0.0.1:9092')
+        .setRecordSerializer(
+          KafkaRecordSerializationSchema.builder<Payment & { euros: number }>()
+            .setTopic('euros')
+            .setValueSerializationSchema(new JsonSerializationSchema())
+            .build(),
+        )
+        .build(),
+    );
+  return new PipelineTestHarness(env);
+}
+
+const input = [
+  { value: '{"id":"p1","cents":150}', partition: 2 },
+  { value: 'not json', partition: 2, key: 'k', headers: [{ key: 'trace', value: Buffer.from('t-1') }] },
+  { value: '{"id":"p3","cents":-5}', partition: 2 },
+  { value: '{"id":"p4","cents":"7"}', partition: 2 },
+  { value: '{"id":"p5","cents":25}', partition: 2 },
+];
+
+describe('bad records', () => {
+  it('fail the batch by default, naming topic, partition, offset, the failing step and the fix', () => {
+    const harness = payments();
+    const error = (() => {
+      try {
+        harness.send('payments', input);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(BadRecordError);
+    expect((error as BadRecordError).message).toBe(
+      `Record payments/2@1: payments failed: ${jsonError()}. Fix the record or the function, or set ` +
+        `env.setBadRecordPolicy(BadRecordPolicy.skip()) or BadRecordPolicy.deadLetter('topic') to go on without it.`,
+    );
+    expect((error as BadRecordError).record).toMatchObject({ topic: 'payments', partition: 2, offset: 1 });
+  });
+
+  it('name the user function that threw', () => {
+    const harness = payments();
+    expect(() => harness.send('payments', [input[2] ?? { value: null }])).toThrow(/^Record payments\/2@0: to-euros failed: negative amount -5\./);
+  });
+
+  it('are skipped and counted with BadRecordPolicy.skip()', () => {
+    const harness = payments(BadRecordPolicy.skip());
+    harness.send('payments', input);
+    expect(harness.outputValues('euros').map((v) => (JSON.parse(v) as Payment).id)).toEqual(['p1', 'p5']);
+    expect(harness.metrics()).toMatchObject({ recordsIn: 5, badRecordsSkipped: 3, recordsOut: 2 });
+  });
+
+  it('go to a dead-letter topic as they were, with the error in headers', () => {
+    const harness = payments(BadRecordPolicy.deadLetter('payments-dlq'));
+    harness.send('payments', input);
+    expect(harness.outputValues('euros')).toHaveLength(2);
+    const dead = harness.deadLetterRecords();
+    expect(dead.map((r) => r.value?.toString())).toEqual(['not json', '{"id":"p3","cents":-5}', '{"id":"p4","cents":"7"}']);
+    expect(dead.every((r) => r.topic === 'payments-dlq')).toBe(true);
+    const headers = Object.fromEntries((dead[1]?.headers ?? []).map((h) => [h.key, h.value.toString()]));
+    expect(headers).toEqual({
+      'sluice.error': 'negative amount -5',
+      'sluice.error.operator': 'to-euros',
+      'sluice.source.topic': 'payments',
+      'sluice.source.partition': '2',
+      'sluice.source.offset': '2',
+    });
+    expect(dead[0]?.key?.toString()).toBe('k');
+    expect(dead[0]?.headers?.[0]).toEqual({ key: 'trace', value: Buffer.from('t-1') });
+    expect(harness.metrics().badRecordsDeadLettered).toBe(3);
+  });
+});
+
+function jsonError(): string {
+  try {
+    JSON.parse('not json');
+    return '';
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
