@@ -61,6 +61,7 @@ export class FlatMapOperator<T, R> extends StreamOperator {
 export class KeyByOperator<T, K> extends StreamOperator {
   constructor(
     private readonly selector: KeySelector<T, K>,
+    private readonly maxParallelism: number,
     /** For a keyBy that keeps the input's partitioning: throws when a key is not the record's. */
     private readonly checkKey?: (key: KeyRef) => void,
   ) {
@@ -68,7 +69,7 @@ export class KeyByOperator<T, K> extends StreamOperator {
   }
 
   processElement(record: StreamRecord): void {
-    const key = this.call(() => keyRef(this.selector(record.value as T)));
+    const key = this.call(() => keyRef(this.selector(record.value as T), this.maxParallelism));
     this.checkKey?.(key);
     this.output.collect({ value: record.value, timestamp: record.timestamp, key });
   }

@@ -59,7 +59,7 @@ function ttlOf(services: OperatorServices, config: StateTtlConfig | undefined): 
 export function valueState<T>(services: OperatorServices, descriptor: ValueStateDescriptor<T>): ValueState<T> {
   const id = stateId(services, descriptor.name);
   const ttl = ttlOf(services, descriptor.ttl);
-  const key = () => services.currentKey().serialized;
+  const key = () => services.currentKey();
   return {
     value() {
       const stored = services.state.get(id, key());
@@ -89,7 +89,7 @@ export function mapState<K extends string | number, V>(
 ): MapState<K, V> {
   const id = stateId(services, descriptor.name);
   const ttl = ttlOf(services, descriptor.ttl);
-  const key = () => services.currentKey().serialized;
+  const key = () => services.currentKey();
   const load = (): StoredMap<V> => (services.state.get(id, key()) as StoredMap<V> | undefined) ?? {};
   const save = (map: StoredMap<V>) => {
     if (Object.keys(map).length === 0) services.state.remove(id, key());
@@ -145,7 +145,7 @@ export function mapState<K extends string | number, V>(
 export function listState<T>(services: OperatorServices, descriptor: ListStateDescriptor<T>): ListState<T> {
   const id = stateId(services, descriptor.name);
   const ttl = ttlOf(services, descriptor.ttl);
-  const key = () => services.currentKey().serialized;
+  const key = () => services.currentKey();
   const load = (): (T | Stamped<T>)[] => (services.state.get(id, key()) as (T | Stamped<T>)[] | undefined) ?? [];
   const save = (list: (T | Stamped<T>)[]) => {
     if (list.length === 0) services.state.remove(id, key());

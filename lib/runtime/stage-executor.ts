@@ -150,7 +150,11 @@ export class StageExecutor {
       case 'operator':
         return node.transformation.factory();
       case 'keyBy':
-        return new KeyByOperator(node.transformation.keySelector, node.inPlace ? (key) => this.checkInPlaceKey(node, key) : undefined);
+        return new KeyByOperator(
+          node.transformation.keySelector,
+          this.options.plan.maxParallelism,
+          node.inPlace ? (key) => this.checkInPlaceKey(node, key) : undefined,
+        );
       default:
         return undefined;
     }
@@ -254,7 +258,7 @@ export class StageExecutor {
   }
 
   private writeToRepartition(topic: string, selector: (value: unknown) => unknown, record: StreamRecord): void {
-    const key = keyRef(selector(record.value));
+    const key = keyRef(selector(record.value), this.options.plan.maxParallelism);
     const value: RepartitionValue = { v: record.value, t: record.timestamp ?? null };
     this.outputs.repartitions.push({
       topic,

@@ -7,14 +7,15 @@
 export interface KeyRef {
   readonly value: unknown;
   readonly serialized: string;
+  readonly keyGroup: number;
 }
 
-export function keyRef(value: unknown): KeyRef {
+export function keyRef(value: unknown, maxParallelism: number): KeyRef {
   const serialized = JSON.stringify(value) as string | undefined;
   if (serialized === undefined || typeof value === 'function' || (typeof value === 'number' && !Number.isFinite(value))) {
     throw new Error(`A key must be a string, number, boolean or JSON value, not ${String(value)}`);
   }
-  return { value, serialized };
+  return { value, serialized, keyGroup: keyGroupOf(serialized, maxParallelism) };
 }
 
 /** The key as Kafka record-key text: strings as they are, anything else as JSON. */
