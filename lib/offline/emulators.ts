@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import dynalite from 'dynalite';
+import S3rver from 's3rver';
+import type { AwsClientOptions } from '../aws/clients.js';
+
+/** An emulator running in this process, and how to reach it. */
+export interface Emulator {
+  readonly clientOptions: AwsClientOptions;
+  close(): Promise<void>;
+}
+
+const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+
+/**
+ * DynamoDB in memory (dynalite) on 127.0.0.1. It has no TransactWriteItems, which Sluice
+ * does not use; conditional writes and strongly consistent reads behave as DynamoDB's.
+ */
+export async function startDynamoDbEmulator(port = 0): Promise<Emulator> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    clientOptions: { endpoint: `http://127.0.0.1:${bound}`, region: 'us-east-1', credentials: LOCAL_CREDENTIALS },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * S3 on 127.0.0.1 (s3rver), storing objects under `directory` (a fresh temporary folder by
+ * default, removed on close). It ignores conditional writes: Sluice's snapshot protocol
+ * must not depend on them.
+ */
+export async function startS3Emulator(directory?: string, port = 0): Promise<Emulator> {
+  const folder = directory ?? mkdtempSync(join(tmpdir(), 'sluice-s3-'));
+  const server = new S3rver({ port, address: '127.0.0.1', silent: true, directory: folder });
+  const { port: bound } = await server.run();
+  return {
+    clientOptions: { endpoint: `http://127.0.0.1:${bound}`, region: 'us-east-1', credentials: LOCAL_CREDENTIALS },
+    close: async () => {
+      await server.close();
+      if (!directory) rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}

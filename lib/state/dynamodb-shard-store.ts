@@ -1,0 +1,160 @@
+import { CreateTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { KeyRef } from './keys.js';
+import {
+  ItemShardStore,
+  type EpochRange,
+  type KeyItem,
+  type KeyState,
+  type RecordCondition,
+  type ShardRecord,
+  type ShardRef,
+} from './shard-store.js';
+
+/**
+ * The shard store on DynamoDB (see docs/PROTOCOL.md). One table, keys `pk` and `sk`:
+ *
+ * - shard record — pk `shard#<stage>#<shard>`, sk `record`: `epoch`, `committedEpoch`,
+ *   `aborted` (JSON ranges), `progress` (JSON);
+ * - key item — pk `key#<stage>#<shard>#<key group>`, sk `<key as JSON>`: `cur`, `prev`
+ *   (JSON), `curEpoch`, `prevEpoch`. Key groups spread a shard's keys over many partitions.
+ *
+ * Every read is strongly consistent; every write is conditional (no transactions).
+ */
+export class DynamoShardStore extends ItemShardStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly concurrency = 16,
+  ) {
+    super();
+  }
+
+  private static recordKey({ stage, shard }: ShardRef) {
+    return { pk: `shard#${stage}#${shard}`, sk: 'record' };
+  }
+
+  private static itemKey({ stage, shard }: ShardRef, key: KeyRef) {
+    return { pk: `key#${stage}#${shard}#${key.keyGroup}`, sk: key.serialized };
+  }
+
+  protected async getRecord(shard: ShardRef): Promise<ShardRecord | undefined> {
+    this.requests.recordReads++;
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: DynamoShardStore.recordKey(shard), ConsistentRead: true }),
+    );
+    if (!Item) return undefined;
+    return {
+      epoch: Item.epoch as number,
+      committedEpoch: Item.committedEpoch as number,
+      abortedEpochs: JSON.parse(Item.aborted as string) as EpochRange[],
+      progress: Item.progress === undefined ? undefined : (JSON.parse(Item.progress as string) as unknown),
+    };
+  }
+
+  protected async putRecordIf(shard: ShardRef, record: ShardRecord, { epoch, uncommitted }: RecordCondition): Promise<boolean> {
+    this.requests.recordWrites++;
+    const condition =
+      epoch === undefined
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : {
+            ConditionExpression: uncommitted ? 'epoch = :epoch AND committedEpoch < :epoch' : 'epoch = :epoch',
+            ExpressionAttributeValues: { ':epoch': epoch },
+          };
+    return this.conditional(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          ...DynamoShardStore.recordKey(shard),
+          epoch: record.epoch,
+          committedEpoch: record.committedEpoch,
+          aborted: JSON.stringify(record.abortedEpochs),
+          ...(record.progress === undefined ? {} : { progress: JSON.stringify(record.progress) }),
+        },
+        ...condition,
+      }),
+    );
+  }
+
+  protected async getItems(shard: ShardRef, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>> {
+    const result = new Map<string, KeyItem>();
+    const unique = [...new Map(keys.map((key) => [key.serialized, key])).values()];
+    this.requests.itemsRead += unique.length;
+    for (let start = 0; start < unique.length; start += 100) {
+      let pending: Record<string, unknown>[] = unique.slice(start, start + 100).map((key) => DynamoShardStore.itemKey(shard, key));
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(25 * 2 ** attempt, 2_000)));
+        this.requests.itemReadRequests++;
+        const response = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of response.Responses?.[this.tableName] ?? []) {
+          result.set(item.sk as string, {
+            cur: JSON.parse(item.cur as string) as KeyState | null,
+            curEpoch: item.curEpoch as number,
+            prev: JSON.parse(item.prev as string) as KeyState | null,
+            prevEpoch: item.prevEpoch as number,
+          });
+        }
+        pending = response.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+        if (attempt > 20 && pending.length > 0) throw new Error(`DynamoDB left ${pending.length} keys unprocessed after 20 retries`);
+      }
+    }
+    return result;
+  }
+
+  protected putItemIf(shard: ShardRef, key: KeyRef, item: KeyItem, expectedCurEpoch: number | undefined): Promise<boolean> {
+    this.requests.itemWrites++;
+    return this.conditional(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          ...DynamoShardStore.itemKey(shard, key),
+          cur: JSON.stringify(item.cur),
+          curEpoch: item.curEpoch,
+          prev: JSON.stringify(item.prev),
+          prevEpoch: item.prevEpoch,
+        },
+        ...(expectedCurEpoch === undefined
+          ? { ConditionExpression: 'attribute_not_exists(pk)' }
+          : { ConditionExpression: 'curEpoch = :seen', ExpressionAttributeValues: { ':seen': expectedCurEpoch } }),
+      }),
+    );
+  }
+
+  protected writeConcurrency(): number {
+    return this.concurrency;
+  }
+
+  private async conditional(command: PutCommand): Promise<boolean> {
+    try {
+      await this.client.send(command);
+      return true;
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+}
+
+/** Creates the state table (on-demand) unless it exists: for offline mode and tests. */
+export async function ensureStateTable(client: DynamoDBDocumentClient, tableName: string): Promise<void> {
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+}

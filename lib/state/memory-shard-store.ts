@@ -1,0 +1,56 @@
+import type { KeyRef } from './keys.js';
+import { ItemShardStore, type KeyItem, type RecordCondition, type ShardRecord, type ShardRef } from './shard-store.js';
+
+function shardId({ stage, shard }: ShardRef): string {
+  return `${stage}\u0000${shard}`;
+}
+
+/** The shard store in memory, with the same conditions as DynamoDB's: for tests and the harness. */
+export class MemoryShardStore extends ItemShardStore {
+  private readonly records = new Map<string, ShardRecord>();
+  private readonly items = new Map<string, Map<string, KeyItem>>();
+
+  protected getRecord(shard: ShardRef): Promise<ShardRecord | undefined> {
+    this.requests.recordReads++;
+    return Promise.resolve(structuredClone(this.records.get(shardId(shard))));
+  }
+
+  protected putRecordIf(shard: ShardRef, record: ShardRecord, { epoch, uncommitted }: RecordCondition): Promise<boolean> {
+    this.requests.recordWrites++;
+    const current = this.records.get(shardId(shard));
+    const matches =
+      epoch === undefined ? current === undefined : current?.epoch === epoch && (!uncommitted || current.committedEpoch < epoch);
+    if (matches) this.records.set(shardId(shard), structuredClone(record));
+    return Promise.resolve(matches);
+  }
+
+  protected getItems(shard: ShardRef, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>> {
+    this.requests.itemReadRequests += Math.ceil(keys.length / 100);
+    this.requests.itemsRead += keys.length;
+    const stored = this.items.get(shardId(shard));
+    const result = new Map<string, KeyItem>();
+    for (const key of keys) {
+      const item = stored?.get(key.serialized);
+      if (item) result.set(key.serialized, structuredClone(item));
+    }
+    return Promise.resolve(result);
+  }
+
+  protected putItemIf(shard: ShardRef, key: KeyRef, item: KeyItem, expectedCurEpoch: number | undefined): Promise<boolean> {
+    this.requests.itemWrites++;
+    let stored = this.items.get(shardId(shard));
+    if (!stored) this.items.set(shardId(shard), (stored = new Map<string, KeyItem>()));
+    const matches = stored.get(key.serialized)?.curEpoch === expectedCurEpoch;
+    if (matches) stored.set(key.serialized, structuredClone(item));
+    return Promise.resolve(matches);
+  }
+
+  protected writeConcurrency(): number {
+    return 1;
+  }
+
+  /** What is stored for a key, for tests that look underneath the protocol. */
+  storedItem(shard: ShardRef, key: KeyRef): KeyItem | undefined {
+    return this.items.get(shardId(shard))?.get(key.serialized);
+  }
+}

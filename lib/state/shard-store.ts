@@ -1,0 +1,228 @@
+import type { KeyRef } from './keys.js';
+
+/**
+ * Durable progress and keyed state of shards — the heart of Sluice's exactly-once
+ * (DESIGN.md, invariants 2 and 3). One shard is one partition of one stage's input.
+ *
+ * - **Claim.** An invocation claims a shard before it writes anything: the claim raises the
+ *   shard's epoch (its fencing token) and, if the previous owner never committed, records
+ *   that owner's epoch as aborted.
+ * - **Write.** The invocation writes the new value of every key it changed, tagged with its
+ *   epoch. Each key item keeps its newest value (`cur`) and the last committed value before
+ *   it (`prev`); a write only replaces an item whose `cur` it has seen, so a zombie (an older
+ *   epoch still running) can never overwrite a newer epoch's value.
+ * - **Commit.** One conditional update of the shard's record, on condition that the epoch is
+ *   still the invocation's, makes everything durable at once: it records the epoch as
+ *   committed together with the shard's progress (offset, watermark, transaction, ...).
+ *
+ * A value tagged with epoch `e` is visible iff `e` committed: `e <= committedEpoch` and `e`
+ * is not among the aborted epochs. A reader takes `cur` if visible, else `prev` if visible,
+ * else nothing. Writes of an attempt that crashed, or of a zombie, are therefore never
+ * visible — including for keys that nobody writes again — and any number of keys commit
+ * atomically, without transactions.
+ */
+
+/** The state of one key: every state of every operator of the stage, by state id. */
+export type KeyState = Readonly<Record<string, unknown>>;
+
+export interface ShardRef {
+  readonly stage: string;
+  readonly shard: number;
+}
+
+/** An inclusive range of epochs `[from, to]` that never committed. */
+export type EpochRange = readonly [number, number];
+
+export interface ShardClaim {
+  readonly shard: ShardRef;
+  /** This invocation's fencing token. */
+  readonly epoch: number;
+  readonly committedEpoch: number;
+  readonly abortedEpochs: readonly EpochRange[];
+  /** What the last commit recorded; undefined for a shard that never committed. */
+  readonly progress: unknown;
+}
+
+export interface StateChange {
+  readonly key: KeyRef;
+  /** The key's state after the batch; null when every state of the key was cleared. */
+  readonly state: KeyState | null;
+}
+
+/** Another invocation claimed the shard: this one must stop and write nothing more. */
+export class ShardFencedError extends Error {
+  override readonly name = 'ShardFencedError';
+
+  constructor(
+    readonly shard: ShardRef,
+    readonly epoch: number,
+  ) {
+    super(`Shard ${shard.stage}/${shard.shard}: epoch ${epoch} was fenced by a newer invocation; its writes are discarded`);
+  }
+}
+
+export interface ShardStore {
+  claim(shard: ShardRef): Promise<ShardClaim>;
+  /** The visible state of each key, as of the claim; keys without state are absent. */
+  read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>>;
+  /** Writes the changed keys under the claim's epoch; invisible until `commit`. */
+  write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void>;
+  /** Makes the claim's writes visible and records `progress`, atomically. Once per claim. */
+  commit(claim: ShardClaim, progress: unknown): Promise<void>;
+}
+
+/** One key's item: the newest value and the last committed value before it. */
+export interface KeyItem {
+  readonly cur: KeyState | null;
+  readonly curEpoch: number;
+  readonly prev: KeyState | null;
+  readonly prevEpoch: number;
+}
+
+export function isCommitted(claim: Pick<ShardClaim, 'committedEpoch' | 'abortedEpochs'>, epoch: number): boolean {
+  return epoch <= claim.committedEpoch && !claim.abortedEpochs.some(([from, to]) => epoch >= from && epoch <= to);
+}
+
+/** The value a reader with this claim sees in an item: undefined when no committed value exists. */
+export function visibleState(claim: ShardClaim, item: KeyItem | undefined): KeyState | null | undefined {
+  if (!item) return undefined;
+  if (isCommitted(claim, item.curEpoch)) return item.cur;
+  if (item.prevEpoch >= 0 && isCommitted(claim, item.prevEpoch)) return item.prev;
+  return undefined;
+}
+
+/** The item an epoch writes over `existing`: `prev` keeps the last committed value. */
+export function nextItem(claim: ShardClaim, existing: KeyItem | undefined, state: KeyState | null): KeyItem {
+  const visible = visibleState(claim, existing);
+  if (!existing || visible === undefined) return { cur: state, curEpoch: claim.epoch, prev: null, prevEpoch: -1 };
+  const prevEpoch = isCommitted(claim, existing.curEpoch) ? existing.curEpoch : existing.prevEpoch;
+  return { cur: state, curEpoch: claim.epoch, prev: visible, prevEpoch };
+}
+
+/** Adds `epoch` to the aborted ranges, merging it with an adjacent range. */
+export function withAborted(ranges: readonly EpochRange[], epoch: number): EpochRange[] {
+  const result = ranges.map(([from, to]) => [from, to] as [number, number]);
+  const last = result.at(-1);
+  if (last && last[1] === epoch - 1) last[1] = epoch;
+  else result.push([epoch, epoch]);
+  return result;
+}
+
+/** The record of a shard: its owner's epoch, the last committed epoch and what it recorded. */
+export interface ShardRecord {
+  readonly epoch: number;
+  readonly committedEpoch: number;
+  readonly abortedEpochs: readonly EpochRange[];
+  readonly progress: unknown;
+}
+
+export interface RecordCondition {
+  readonly epoch: number | undefined;
+  readonly uncommitted: boolean;
+}
+
+/** Requests a store made, for the cost metrics (DynamoDB requests are the bill). */
+export interface StoreRequestCounts {
+  recordReads: number;
+  recordWrites: number;
+  itemReadRequests: number;
+  itemsRead: number;
+  itemWrites: number;
+}
+
+const MAX_WRITE_ATTEMPTS = 5;
+
+/**
+ * The protocol over a few storage primitives, so that the DynamoDB store and its in-memory
+ * twin differ only in how they store items — and pass the same contract tests.
+ */
+export abstract class ItemShardStore implements ShardStore {
+  /** Items read under each claim, so that a write is conditional on what its batch saw. */
+  private readonly seen = new WeakMap<ShardClaim, Map<string, KeyItem | undefined>>();
+  readonly requests: StoreRequestCounts = { recordReads: 0, recordWrites: 0, itemReadRequests: 0, itemsRead: 0, itemWrites: 0 };
+
+  protected abstract getRecord(shard: ShardRef): Promise<ShardRecord | undefined>;
+  /**
+   * Replaces the record if its epoch is still `condition.epoch` (undefined: if there is no
+   * record) and, with `uncommitted`, that epoch has not committed yet.
+   */
+  protected abstract putRecordIf(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean>;
+  protected abstract getItems(shard: ShardRef, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>>;
+  /** Writes the item if the stored one's `curEpoch` is still `expectedCurEpoch` (undefined: if there is none). */
+  protected abstract putItemIf(shard: ShardRef, key: KeyRef, item: KeyItem, expectedCurEpoch: number | undefined): Promise<boolean>;
+  protected abstract writeConcurrency(): number;
+
+  async claim(shard: ShardRef): Promise<ShardClaim> {
+    for (;;) {
+      const record = await this.getRecord(shard);
+      const previousEpoch = record?.epoch ?? 0;
+      const committedEpoch = record?.committedEpoch ?? 0;
+      const abortedEpochs =
+        record && previousEpoch > committedEpoch ? withAborted(record.abortedEpochs, previousEpoch) : (record?.abortedEpochs ?? []);
+      const next: ShardRecord = { epoch: previousEpoch + 1, committedEpoch, abortedEpochs, progress: record?.progress };
+      if (await this.putRecordIf(shard, next, { epoch: record?.epoch, uncommitted: false })) {
+        return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress };
+      }
+    }
+  }
+
+  async read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>> {
+    const items = await this.getItems(claim.shard, keys);
+    const seen = this.seenBy(claim);
+    const result = new Map<string, KeyState>();
+    for (const key of keys) {
+      const item = items.get(key.serialized);
+      seen.set(key.serialized, item);
+      const state = visibleState(claim, item);
+      if (state) result.set(key.serialized, state);
+    }
+    return result;
+  }
+
+  async write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void> {
+    const seen = this.seenBy(claim);
+    let next = 0;
+    const worker = async () => {
+      while (next < changes.length) {
+        const change = changes[next++];
+        if (change) await this.writeOne(claim, change, seen);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.writeConcurrency(), changes.length) }, worker));
+  }
+
+  private async writeOne(claim: ShardClaim, { key, state }: StateChange, seen: Map<string, KeyItem | undefined>) {
+    let existing = seen.has(key.serialized) ? seen.get(key.serialized) : (await this.getItems(claim.shard, [key])).get(key.serialized);
+    for (let attempt = 1; ; attempt++) {
+      if (existing && existing.curEpoch > claim.epoch) throw new ShardFencedError(claim.shard, claim.epoch);
+      const item = nextItem(claim, existing, state);
+      if (await this.putItemIf(claim.shard, key, item, existing?.curEpoch)) {
+        seen.set(key.serialized, item);
+        return;
+      }
+      // Someone wrote the key since it was read — a zombie of an older epoch, or a newer owner.
+      if (attempt >= MAX_WRITE_ATTEMPTS) {
+        throw new Error(`Shard ${claim.shard.stage}/${claim.shard.shard}: key ${key.serialized} kept changing under epoch ${claim.epoch}`);
+      }
+      existing = (await this.getItems(claim.shard, [key])).get(key.serialized);
+    }
+  }
+
+  async commit(claim: ShardClaim, progress: unknown): Promise<void> {
+    const record: ShardRecord = {
+      epoch: claim.epoch,
+      committedEpoch: claim.epoch,
+      abortedEpochs: claim.abortedEpochs,
+      progress,
+    };
+    if (!(await this.putRecordIf(claim.shard, record, { epoch: claim.epoch, uncommitted: true }))) {
+      throw new ShardFencedError(claim.shard, claim.epoch);
+    }
+  }
+
+  private seenBy(claim: ShardClaim): Map<string, KeyItem | undefined> {
+    let seen = this.seen.get(claim);
+    if (!seen) this.seen.set(claim, (seen = new Map<string, KeyItem | undefined>()));
+    return seen;
+  }
+}

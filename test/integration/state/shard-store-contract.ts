@@ -1,0 +1,161 @@
+// The behaviour every ShardStore must have (lib/state/shard-store.ts): run against the
+// in-memory store and against DynamoDB (dynalite), so that both keep one protocol.
+import { describe, expect, it } from 'vitest';
+import { keyRef, type KeyRef } from '../../../lib/state/keys.js';
+import {
+  ShardFencedError,
+  type ItemShardStore,
+  type KeyState,
+  type ShardClaim,
+  type ShardRef,
+} from '../../../lib/state/shard-store.js';
+
+const key = (name: string): KeyRef => keyRef(name, 128);
+
+async function readAll(store: ItemShardStore, claim: ShardClaim, names: string[]): Promise<Record<string, KeyState | undefined>> {
+  const states = await store.read(claim, names.map(key));
+  return Object.fromEntries(names.map((name) => [name, states.get(key(name).serialized)]));
+}
+
+async function commitBatch(store: ItemShardStore, shard: ShardRef, values: Record<string, number | null>, progress: unknown) {
+  const claim = await store.claim(shard);
+  await store.read(claim, Object.keys(values).map(key));
+  await store.write(
+    claim,
+    Object.entries(values).map(([name, n]) => ({ key: key(name), state: n === null ? null : { count: n } })),
+  );
+  await store.commit(claim, progress);
+  return claim;
+}
+
+export function shardStoreContract(name: string, createStore: () => Promise<ItemShardStore>): void {
+  let shards = 0;
+  const newShard = (): ShardRef => ({ stage: `stage-${name}`, shard: shards++ });
+
+  describe(`${name}: the shard store protocol`, () => {
+    it('starts a shard at epoch 1 with nothing committed', async () => {
+      const store = await createStore();
+      const claim = await store.claim(newShard());
+      expect(claim).toMatchObject({ epoch: 1, committedEpoch: 0, abortedEpochs: [], progress: undefined });
+      expect(await readAll(store, claim, ['a'])).toEqual({ a: undefined });
+    });
+
+    it('makes state and progress visible together at commit', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      await commitBatch(store, shard, { a: 1, b: 2 }, { offset: 10 });
+      const next = await store.claim(shard);
+      expect(next).toMatchObject({ epoch: 2, committedEpoch: 1, progress: { offset: 10 } });
+      expect(await readAll(store, next, ['a', 'b', 'c'])).toEqual({ a: { count: 1 }, b: { count: 2 }, c: undefined });
+    });
+
+    it('never shows the writes of an attempt that did not commit, even for keys nobody writes again', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      await commitBatch(store, shard, { a: 1, b: 1 }, { offset: 1 });
+      const crashed = await store.claim(shard);
+      await store.read(crashed, [key('a'), key('b')]);
+      await store.write(crashed, [
+        { key: key('a'), state: { count: 99 } },
+        { key: key('b'), state: { count: 99 } },
+      ]);
+      // The attempt dies here. Its successor writes only a.
+      const retry = await store.claim(shard);
+      expect(retry.abortedEpochs).toEqual([[crashed.epoch, crashed.epoch]]);
+      expect(retry.progress).toEqual({ offset: 1 });
+      expect(await readAll(store, retry, ['a', 'b'])).toEqual({ a: { count: 1 }, b: { count: 1 } });
+      await store.write(retry, [{ key: key('a'), state: { count: 2 } }]);
+      await store.commit(retry, { offset: 2 });
+      const later = await store.claim(shard);
+      expect(await readAll(store, later, ['a', 'b'])).toEqual({ a: { count: 2 }, b: { count: 1 } });
+    });
+
+    it('fences a zombie: its commit fails and its writes stay invisible', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      await commitBatch(store, shard, { a: 1 }, { offset: 1 });
+      const zombie = await store.claim(shard);
+      await store.read(zombie, [key('a'), key('z')]);
+      const owner = await store.claim(shard);
+      await store.read(owner, [key('a')]);
+      await store.write(owner, [{ key: key('a'), state: { count: 2 } }]);
+      await store.commit(owner, { offset: 2 });
+
+      await expect(store.write(zombie, [{ key: key('a'), state: { count: 66 } }])).rejects.toBeInstanceOf(ShardFencedError);
+      await store.write(zombie, [{ key: key('z'), state: { count: 66 } }]);
+      await expect(store.commit(zombie, { offset: 66 })).rejects.toBeInstanceOf(ShardFencedError);
+
+      const later = await store.claim(shard);
+      expect(later.progress).toEqual({ offset: 2 });
+      expect(await readAll(store, later, ['a', 'z'])).toEqual({ a: { count: 2 }, z: undefined });
+    });
+
+    it('keeps the committed value when a zombie writes a key between the owner’s read and write', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      await commitBatch(store, shard, { a: 1 }, { offset: 1 });
+      const zombie = await store.claim(shard);
+      await store.read(zombie, [key('a')]);
+      const owner = await store.claim(shard);
+      await store.read(owner, [key('a')]);
+      await store.write(zombie, [{ key: key('a'), state: { count: 66 } }]);
+      await store.write(owner, [{ key: key('b'), state: { count: 5 } }]);
+      await store.commit(owner, { offset: 2 });
+      const later = await store.claim(shard);
+      expect(await readAll(store, later, ['a', 'b'])).toEqual({ a: { count: 1 }, b: { count: 5 } });
+      await store.write(later, [{ key: key('a'), state: { count: 3 } }]);
+      await store.commit(later, { offset: 3 });
+      expect(await readAll(store, await store.claim(shard), ['a'])).toEqual({ a: { count: 3 } });
+    });
+
+    it('commits once per claim', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const claim = await commitBatch(store, shard, { a: 1 }, { offset: 1 });
+      await expect(store.commit(claim, { offset: 2 })).rejects.toBeInstanceOf(ShardFencedError);
+    });
+
+    it('lets two racing claims through one at a time, with distinct epochs', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const [first, second] = await Promise.all([store.claim(shard), store.claim(shard)]);
+      expect(new Set([first.epoch, second.epoch]).size).toBe(2);
+      const [older, newer] = first.epoch < second.epoch ? [first, second] : [second, first];
+      await expect(store.commit(older, {})).rejects.toBeInstanceOf(ShardFencedError);
+      await store.commit(newer, { by: newer.epoch });
+    });
+
+    it('treats cleared state as absent', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      await commitBatch(store, shard, { a: 1 }, {});
+      await commitBatch(store, shard, { a: null }, {});
+      expect(await readAll(store, await store.claim(shard), ['a'])).toEqual({ a: undefined });
+    });
+
+    it('commits 10,000 keys atomically, reading and writing each key once', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const names = Array.from({ length: 10_000 }, (_, i) => `customer-${i}`);
+      const crashed = await store.claim(shard);
+      await store.read(crashed, names.map(key));
+      await store.write(crashed, names.map((n) => ({ key: key(n), state: { count: 1 } })));
+      const retry = await store.claim(shard);
+      const seen = await store.read(retry, names.map(key));
+      expect(seen.size).toBe(0);
+
+      const before = { ...store.requests };
+      await store.write(retry, names.map((n) => ({ key: key(n), state: { count: 2 } })));
+      await store.commit(retry, { offset: 10_000 });
+      expect(store.requests.itemWrites - before.itemWrites).toBe(10_000);
+      expect(store.requests.recordWrites - before.recordWrites).toBe(1);
+
+      const check = await store.claim(shard);
+      const readsBefore = store.requests.itemReadRequests;
+      const states = await store.read(check, names.map(key));
+      expect(store.requests.itemReadRequests - readsBefore).toBe(100);
+      expect(states.size).toBe(10_000);
+      expect([...states.values()].every((s) => (s as { count: number }).count === 2)).toBe(true);
+    });
+  });
+}
