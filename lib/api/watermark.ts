@@ -8,6 +8,12 @@ export interface WatermarkGenerator {
   onEvent(timestamp: number): void;
   /** The watermark to emit now: no later element is expected with a timestamp at or below it. */
   currentWatermark(): number;
+  /**
+   * The generator's state as JSON, and its restore: the serverless runtime keeps it between
+   * invocations. A generator without them starts afresh in every invocation.
+   */
+  snapshotState?(): unknown;
+  restoreState?(state: unknown): void;
 }
 
 /**
@@ -40,6 +46,10 @@ export class WatermarkStrategy<T> {
             if (timestamp > maxTimestamp) maxTimestamp = timestamp;
           },
           currentWatermark: () => maxTimestamp - maxOutOfOrdernessMs - 1,
+          snapshotState: () => maxTimestamp,
+          restoreState: (state) => {
+            if (typeof state === 'number') maxTimestamp = Math.max(maxTimestamp, state);
+          },
         };
       },
       undefined,

@@ -51,6 +51,28 @@ export interface StageExecutorOptions {
   readonly clock: () => number;
   /** Partition counts of output topics, for custom sink partitioners. */
   readonly partitionCount?: (topic: string) => number;
+  /** Where an earlier executor of the same shard left off (see {@link StageExecutor.snapshot}). */
+  readonly snapshot?: ExecutorSnapshot;
+}
+
+/** A timer as data: which operator, which time domain, for which key and why. */
+export interface TimerSnapshot {
+  readonly operator: string;
+  readonly domain: 'event' | 'processing';
+  readonly key: KeyRef;
+  readonly timestamp: number;
+  readonly namespace: string;
+}
+
+/**
+ * Everything an executor holds besides keyed state, as JSON: the stage's watermark, each
+ * source partition's watermark generator, and the pending timers. The serverless runtime
+ * stores it with the shard's progress and restores it in the next invocation.
+ */
+export interface ExecutorSnapshot {
+  readonly watermark: number;
+  readonly partitions: readonly { readonly partition: number; readonly generator: unknown; readonly lastActive: number }[];
+  readonly timers: readonly TimerSnapshot[];
 }
 
 /** Header names on dead-letter records and repartition records. */
@@ -110,6 +132,53 @@ export class StageExecutor {
   constructor(private readonly options: StageExecutorOptions) {
     for (const node of options.stage.nodes) this.addNode(node);
     for (const runtime of this.order) runtime.operator?.open();
+    if (options.snapshot) this.restore(options.snapshot);
+  }
+
+  private restore(snapshot: ExecutorSnapshot): void {
+    for (const timer of snapshot.timers) {
+      const queues = this.timerQueues.get(timer.operator);
+      if (!queues) throw new Error(`The snapshot has timers of "${timer.operator}", which ${this.stage.id} does not have`);
+      (timer.domain === 'event' ? queues.event : queues.processing).register(timer);
+    }
+    const input = this.inputNode().node;
+    if (input.role === 'source') {
+      for (const { partition, generator, lastActive } of snapshot.partitions) {
+        const progress = this.partition(partition, () => input.transformation.watermarks.createGenerator());
+        progress.generator.restoreState?.(generator);
+        progress.lastActive = lastActive;
+      }
+    }
+    this.processWatermark(snapshot.watermark);
+  }
+
+  /** See {@link ExecutorSnapshot}. */
+  snapshot(): ExecutorSnapshot {
+    const timers: TimerSnapshot[] = [];
+    for (const [operator, queues] of this.timerQueues) {
+      for (const timer of queues.event.all()) timers.push({ operator, domain: 'event', ...timer });
+      for (const timer of queues.processing.all()) timers.push({ operator, domain: 'processing', ...timer });
+    }
+    return {
+      watermark: this.sourceWatermark,
+      partitions: [...this.partitions].map(([partition, { generator, lastActive }]) => ({
+        partition,
+        generator: generator.snapshotState?.(),
+        lastActive,
+      })),
+      timers,
+    };
+  }
+
+  /** Keys of the timers that are due at `watermark` (event time) or at the clock's time (processing time). */
+  dueTimerKeys(watermark: number): KeyRef[] {
+    const now = this.options.clock();
+    const keys = new Map<string, KeyRef>();
+    for (const queues of this.timerQueues.values()) {
+      for (const timer of queues.event.all()) if (timer.timestamp <= watermark) keys.set(timer.key.serialized, timer.key);
+      for (const timer of queues.processing.all()) if (timer.timestamp <= now) keys.set(timer.key.serialized, timer.key);
+    }
+    return [...keys.values()];
   }
 
   private static emptyOutputs(): StageOutputs {
@@ -282,9 +351,9 @@ export class StageExecutor {
    * Processes input records in order (one shard's batch, or several partitions' for a whole
    * source), then emits the source's watermark: the minimum over its active partitions.
    */
-  processRecords(records: readonly KafkaRecord[]): void {
+  processRecords(records: readonly KafkaRecord[], { holdWatermark = false } = {}): void {
     for (const record of records) this.processRecord(record);
-    this.emitSourceWatermark();
+    if (!holdWatermark) this.emitSourceWatermark();
   }
 
   private processRecord(record: KafkaRecord): void {
@@ -360,15 +429,23 @@ export class StageExecutor {
     for (const partition of partitions) this.partition(partition, () => input.transformation.watermarks.createGenerator());
   }
 
-  private emitSourceWatermark(): void {
+  /**
+   * The watermark the source would emit now — the minimum over its active partitions — or
+   * the stage's current one when that is not higher (and for repartition inputs).
+   */
+  pendingWatermark(): number {
     const input = this.inputNode();
-    if (input.node.role !== 'source') return;
+    if (input.node.role !== 'source') return this.sourceWatermark;
     const idleness = input.node.transformation.watermarks.idlenessMs;
     const now = this.options.clock();
     const active = [...this.partitions.values()].filter((p) => idleness === undefined || now - p.lastActive < idleness);
-    if (active.length === 0) return;
-    const watermark = Math.min(...active.map((p) => p.generator.currentWatermark()));
-    if (watermark > this.sourceWatermark) this.processWatermark(watermark);
+    if (active.length === 0) return this.sourceWatermark;
+    return Math.max(this.sourceWatermark, Math.min(...active.map((p) => p.generator.currentWatermark())));
+  }
+
+  /** Emits the source's pending watermark (after `processRecords(..., { holdWatermark: true })`). */
+  emitSourceWatermark(): void {
+    this.processWatermark(this.pendingWatermark());
   }
 
   /** Advances event time at the stage's input: for repartition inputs, or a bounded source's end. */

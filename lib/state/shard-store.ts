@@ -174,7 +174,9 @@ export abstract class ItemShardStore implements ShardStore {
       const item = items.get(key.serialized);
       seen.set(key.serialized, item);
       const state = visibleState(claim, item);
-      if (state) result.set(key.serialized, state);
+      // A copy: callers change state in place, and `seen` must keep what was read, from which
+      // the write computes the item's `prev`.
+      if (state) result.set(key.serialized, structuredClone(state));
     }
     return result;
   }

@@ -108,6 +108,18 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
       expect(await readAll(store, await store.claim(shard), ['a'])).toEqual({ a: { count: 3 } });
     });
 
+    it('keeps the committed value when the caller changes what it read in place and then crashes', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      await commitBatch(store, shard, { a: 1 }, {});
+      const crashed = await store.claim(shard);
+      const read = await store.read(crashed, [key('a')]);
+      const state = read.get(key('a').serialized) as { count: number };
+      state.count = 99;
+      await store.write(crashed, [{ key: key('a'), state }]);
+      expect(await readAll(store, await store.claim(shard), ['a'])).toEqual({ a: { count: 1 } });
+    });
+
     it('commits once per claim', async () => {
       const store = await createStore();
       const shard = newShard();

@@ -1,0 +1,135 @@
+import type { KafkaRecord } from '../kafka/records.js';
+import type { Plan, Stage } from '../plan/plan.js';
+import { keyRef, type KeyRef } from '../state/keys.js';
+import type { ShardClaim, ShardRef, ShardStore } from '../state/shard-store.js';
+import { BatchStateBackend } from './batch-state.js';
+import { StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
+
+/** What a shard's commit records besides its keyed state (docs/PROTOCOL.md, shard record). */
+export interface ShardProgress {
+  /** The next input offset to process; null before the first batch. */
+  readonly offset: number | null;
+  readonly executor: ExecutorSnapshot | null;
+}
+
+export const INITIAL_PROGRESS: ShardProgress = { offset: null, executor: null };
+
+/** The shard's input has a hole between what it processed and what was delivered. */
+export class OffsetGapError extends Error {
+  override readonly name = 'OffsetGapError';
+
+  constructor(
+    readonly shard: ShardRef,
+    readonly from: number,
+    readonly to: number,
+  ) {
+    super(`Shard ${shard.stage}/${shard.shard} expected offset ${from} but was given ${to}: offsets [${from}, ${to}) are missing`);
+  }
+}
+
+export interface ShardBatchOptions {
+  readonly plan: Plan;
+  readonly stage: Stage;
+  readonly store: ShardStore;
+  readonly shard: ShardRef;
+  /** One partition's records, in offset order, as delivered (duplicates and all). */
+  readonly records: readonly KafkaRecord[];
+  readonly clock: () => number;
+  /** Reads the committed records of a gap; without it a gap is an error. */
+  readonly readGap?: (from: number, to: number) => Promise<KafkaRecord[]>;
+  /**
+   * Where a shard that never committed starts: the offset its source's OffsetsInitializer
+   * names. Without it, the first delivered record is taken as the start.
+   */
+  readonly startingOffset?: () => Promise<number>;
+}
+
+/** A processed batch whose keyed state is written but not yet visible: commit it after its output is safe. */
+export interface PreparedBatch {
+  readonly claim: ShardClaim;
+  readonly outputs: StageOutputs;
+  readonly progress: ShardProgress;
+  /** Records dropped as already processed (redelivery). */
+  readonly skipped: number;
+  /** Records read to fill a gap. */
+  readonly filled: number;
+  readonly keysRead: number;
+  readonly keysWritten: number;
+}
+
+/** The keys a record's key may stand for: its text, and the JSON value it spells when it is not a string. */
+function candidateKeys(record: KafkaRecord, maxParallelism: number): KeyRef[] {
+  if (record.key === null) return [];
+  const text = record.key.toString('utf8');
+  const keys = [keyRef(text, maxParallelism)];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'string') keys.push(keyRef(parsed, maxParallelism));
+  } catch {
+    // Not JSON: the key is the text itself.
+  }
+  return keys;
+}
+
+function hasKeyedState(stage: Stage): boolean {
+  return stage.nodes.some((node) => node.role === 'operator' && node.transformation.keyed);
+}
+
+/**
+ * Steps 1-3, 5 and 6 of the processor (docs/PROTOCOL.md): claims the shard, drops what was
+ * already processed, fills a gap, loads the state of the batch's keys (and of the keys whose
+ * timers come due), runs the stage, and writes the changed keys under the claim's epoch. The
+ * caller writes the outputs and then commits with `store.commit(claim, progress)`.
+ */
+export async function prepareShardBatch(options: ShardBatchOptions): Promise<PreparedBatch> {
+  const { plan, stage, store, shard, clock } = options;
+  const claim = await store.claim(shard);
+  const progress = (claim.progress as ShardProgress | undefined) ?? INITIAL_PROGRESS;
+  const expected = progress.offset ?? (options.startingOffset ? await options.startingOffset() : null);
+
+  let records = options.records.filter((record) => expected === null || record.offset >= expected);
+  const skipped = options.records.length - records.length;
+  let filled = 0;
+  const first = records[0];
+  if (first && expected !== null && first.offset > expected) {
+    if (!options.readGap) throw new OffsetGapError(shard, expected, first.offset);
+    const gap = await options.readGap(expected, first.offset);
+    filled = gap.length;
+    records = [...gap, ...records];
+  }
+
+  const state = new BatchStateBackend();
+  const load = async (keys: readonly KeyRef[]) => {
+    const missing = [...new Map(keys.filter((k) => !state.isLoaded(k)).map((k) => [k.serialized, k])).values()];
+    if (missing.length === 0) return 0;
+    const loaded = await store.read(claim, missing);
+    for (const key of missing) state.load(key, loaded.get(key.serialized));
+    return missing.length;
+  };
+  let keysRead = 0;
+  if (hasKeyedState(stage)) {
+    const snapshotTimers = (progress.executor?.timers ?? []).filter(
+      (t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER),
+    );
+    keysRead += await load([...records.flatMap((r) => candidateKeys(r, plan.maxParallelism)), ...snapshotTimers.map((t) => t.key)]);
+  }
+
+  const executor = new StageExecutor({ plan, stage, state, clock, ...(progress.executor ? { snapshot: progress.executor } : {}) });
+  executor.processRecords(records, { holdWatermark: true });
+  keysRead += await load(executor.dueTimerKeys(executor.pendingWatermark()));
+  executor.emitSourceWatermark();
+  executor.advanceProcessingTime();
+
+  const changes = state.changes();
+  await store.write(claim, changes);
+  const last = records.at(-1);
+  return {
+    claim,
+    outputs: executor.drainOutputs(),
+    progress: { offset: last ? last.offset + 1 : expected, executor: executor.snapshot() },
+    skipped,
+    filled,
+    keysRead,
+    keysWritten: changes.length,
+  };
+}

@@ -1,0 +1,175 @@
+// The processor's state path (prepareShardBatch + a shard store) under crashes, zombies,
+// redelivery and gaps: the output of the committed batches must be exactly the expected
+// 5-minute totals. Kafka output is simulated here by keeping the outputs of committed
+// batches; the real-broker runtime test covers the transactions.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import seed, { WINDOW_SIZE, type OrderAggregate } from '../../../examples/order-aggregation.js';
+import { createDocumentClient } from '../../../lib/aws/clients.js';
+import type { KafkaRecord } from '../../../lib/kafka/records.js';
+import { startDynamoDbEmulator, type Emulator } from '../../../lib/offline/emulators.js';
+import type { Stage } from '../../../lib/plan/plan.js';
+import { planPipeline } from '../../../lib/plan/planner.js';
+import { OffsetGapError, prepareShardBatch } from '../../../lib/runtime/shard-batch.js';
+import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
+import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
+import type { ShardStore } from '../../../lib/state/shard-store.js';
+import { expectedTotals, generateOrders, seededRandom, type GeneratedOrder } from '../../helpers/orders.js';
+
+const PARTITIONS = 3;
+const plan = planPipeline(seed);
+const stage = ((): Stage => {
+  const [first] = plan.stages;
+  if (!first) throw new Error('the seed pipeline has no stage');
+  return first;
+})();
+
+function partitionOf(category: string): number {
+  return Number(category.split('-')[1]) % PARTITIONS;
+}
+
+/** The orders topic as Kafka would hold it: per partition, offsets from 0. */
+function topic(orders: readonly GeneratedOrder[]): KafkaRecord[][] {
+  const partitions: KafkaRecord[][] = Array.from({ length: PARTITIONS }, () => []);
+  for (const { late: _late, ...order } of orders) {
+    const partition = partitionOf(order.category);
+    const log = partitions[partition] ?? [];
+    log.push({
+      topic: 'orders',
+      partition,
+      offset: log.length,
+      timestamp: order.timestamp,
+      timestampType: 'CREATE_TIME',
+      key: Buffer.from(order.category),
+      value: Buffer.from(JSON.stringify(order)),
+      headers: [],
+    });
+  }
+  return partitions;
+}
+
+interface Run {
+  readonly committedOutputs: OrderAggregate[];
+  readonly faults: Record<string, number>;
+}
+
+/**
+ * Delivers every partition's log in batches, with faults chosen by `seed`: crash after the
+ * state write (retry), zombie (a second invocation overtakes and commits first), redelivery of
+ * a committed batch, overlapping batches, and gaps filled from the log.
+ */
+async function run(store: ShardStore, logs: KafkaRecord[][], seedValue: number): Promise<Run> {
+  const random = seededRandom(seedValue);
+  const committedOutputs: OrderAggregate[] = [];
+  const faults: Record<string, number> = { crash: 0, zombie: 0, redelivery: 0, overlap: 0, gap: 0 };
+  const clock = () => 0;
+  const count = (fault: string) => (faults[fault] = (faults[fault] ?? 0) + 1);
+  const keep = (outputs: Awaited<ReturnType<typeof prepareShardBatch>>['outputs']) => {
+    for (const record of outputs.sinks.get('Order Aggregates Sink') ?? []) {
+      committedOutputs.push(JSON.parse(record.value?.toString() ?? '') as OrderAggregate);
+    }
+  };
+  for (const [partition, log] of logs.entries()) {
+    const shard = { stage: 'stage-1', shard: partition };
+    const readGap = (from: number, to: number) => Promise.resolve(log.slice(from, to));
+    const startingOffset = () => Promise.resolve(0);
+    const prepare = (records: KafkaRecord[]) =>
+      prepareShardBatch({ plan, stage, store, shard, records, clock, readGap, startingOffset });
+    const attempt = async (records: KafkaRecord[]) => {
+      const batch = await prepare(records);
+      await store.commit(batch.claim, batch.progress);
+      keep(batch.outputs);
+      return batch;
+    };
+    let position = 0;
+    while (position < log.length) {
+      const size = 50 + Math.floor(random() * 400);
+      let records = log.slice(position, position + size);
+      const roll = random();
+      if (roll < 0.1) {
+        count('crash');
+        await prepare(records);
+      } else if (roll < 0.2) {
+        count('zombie');
+        const zombie = await prepare(records);
+        await attempt(records);
+        await expect(store.commit(zombie.claim, zombie.progress)).rejects.toThrow(/fenced/);
+        position += records.length;
+        continue;
+      } else if (roll < 0.3 && position > 0) {
+        count('overlap');
+        records = log.slice(Math.max(0, position - 100), position + size);
+      } else if (roll < 0.4 && records.length > 20) {
+        count('gap');
+        records = records.slice(10);
+      }
+      const batch = await attempt(records);
+      position = batch.progress.offset ?? position;
+      if (random() < 0.1) {
+        count('redelivery');
+        const again = await attempt(records);
+        expect(again.skipped).toBe(records.length);
+        expect(again.outputs.sinks.size).toBe(0);
+      }
+    }
+  }
+  return { committedOutputs, faults };
+}
+
+function totalsOf(outputs: readonly OrderAggregate[]): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const a of outputs) {
+    const key = `${a.category}@${a.windowStart}`;
+    expect(totals.has(key), `window ${key} was written twice`).toBe(false);
+    totals.set(key, a.amount);
+  }
+  return totals;
+}
+
+let dynamo: Emulator;
+beforeAll(async () => {
+  dynamo = await startDynamoDbEmulator();
+});
+afterAll(async () => {
+  await dynamo.close();
+});
+
+describe('the processor’s state path', () => {
+  const orders = generateOrders({ count: 12_000, seed: 7, categories: 6 });
+  // One more order per partition, an hour later, moves every watermark past every window.
+  const closing = Array.from({ length: PARTITIONS }, (_, p) => ({
+    orderId: `closing-${p}`,
+    category: `category-${p}`,
+    amount: 0,
+    timestamp: (orders.at(-1)?.timestamp ?? 0) + 3_600_000,
+    late: false,
+  }));
+  const logs = topic([...orders, ...closing]);
+  const expected = expectedTotals(orders, WINDOW_SIZE);
+
+  it.each([1, 2, 3, 4, 5])('gives exactly the expected totals under faults (memory store, seed %i)', async (seedValue) => {
+    const { committedOutputs, faults } = await run(new MemoryShardStore(), logs, seedValue);
+    expect(totalsOf(committedOutputs)).toEqual(expected);
+    expect(Object.values(faults).every((n) => n > 0)).toBe(true);
+  });
+
+  it('gives exactly the expected totals under faults on DynamoDB, reading and writing each key once per batch', async () => {
+    const client = createDocumentClient(dynamo.clientOptions);
+    await ensureStateTable(client, 'shard-batch-state');
+    const store = new DynamoShardStore(client, 'shard-batch-state');
+    const { committedOutputs } = await run(store, logs, 42);
+    expect(totalsOf(committedOutputs)).toEqual(expected);
+    // 6 categories: every batch reads at most 6 keys (plus their timers' keys, the same).
+    expect(store.requests.itemsRead / store.requests.itemReadRequests).toBeLessThanOrEqual(6);
+  });
+
+  it('refuses a gap it cannot fill', async () => {
+    const store = new MemoryShardStore();
+    const shard = { stage: 'stage-1', shard: 0 };
+    const log = logs[0] ?? [];
+    const first = await prepareShardBatch({ plan, stage, store, shard, records: log.slice(0, 10), clock: () => 0 });
+    await store.commit(first.claim, first.progress);
+    await expect(
+      prepareShardBatch({ plan, stage, store, shard, records: log.slice(15, 20), clock: () => 0 }),
+    ).rejects.toThrow(new OffsetGapError(shard, 10, 15).message);
+  });
+});
