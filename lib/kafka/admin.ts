@@ -123,6 +123,20 @@ export class KafkaAdmin {
     );
   }
 
+  /** The offsets a consumer group committed for a topic, by partition (-1: none). */
+  async groupOffsets(groupId: string, topic: string): Promise<Map<number, number>> {
+    await this.connect();
+    const [entry] = await this.admin.fetchOffsets({ groupId, topics: [topic] });
+    return new Map((entry?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+  }
+
+  /** The earliest offset of each partition whose record timestamp is at or after `timestamp`. */
+  async offsetsForTimestamp(topic: string, timestamp: number): Promise<Map<number, number>> {
+    await this.connect();
+    const offsets = await this.admin.fetchTopicOffsetsByTimestamp(topic, timestamp);
+    return new Map(offsets.map((p) => [p.partition, Number(p.offset)]));
+  }
+
   async deleteTopics(topics: readonly string[]): Promise<void> {
     await this.connect();
     await this.admin.deleteTopics({ topics: [...topics] });

@@ -69,6 +69,8 @@ export interface ShardStore {
   write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void>;
   /** Makes the claim's writes visible and records `progress`, atomically. Once per claim. */
   commit(claim: ShardClaim, progress: unknown): Promise<void>;
+  /** The shard's record as it stands, without claiming: for the coordinator and the commit function. */
+  peek(shard: ShardRef): Promise<ShardRecord | undefined>;
 }
 
 /** One key's item: the newest value and the last committed value before it. */
@@ -220,6 +222,10 @@ export abstract class ItemShardStore implements ShardStore {
     if (!(await this.putRecordIf(claim.shard, record, { epoch: claim.epoch, uncommitted: true }))) {
       throw new ShardFencedError(claim.shard, claim.epoch);
     }
+  }
+
+  peek(shard: ShardRef): Promise<ShardRecord | undefined> {
+    return this.getRecord(shard);
   }
 
   private seenBy(claim: ShardClaim): Map<string, KeyItem | undefined> {

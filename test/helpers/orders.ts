@@ -65,6 +65,22 @@ export function generateOrders({
   return orders;
 }
 
+/**
+ * One order for each of the first `partitions` categories, an hour after the last of
+ * `orders`, worth nothing: it moves every partition's watermark past every window, so that
+ * an unbounded pipeline writes all its totals.
+ */
+export function closingOrders(orders: readonly GeneratedOrder[], partitions: number): GeneratedOrder[] {
+  const timestamp = (orders.at(-1)?.timestamp ?? 0) + 3_600_000;
+  return Array.from({ length: partitions }, (_, p) => ({
+    orderId: `closing-${p}`,
+    category: `category-${p}`,
+    amount: 0,
+    timestamp,
+    late: false,
+  }));
+}
+
 /** The expected totals, keyed `category@windowStart`, computed by a plain loop. */
 export function expectedTotals(orders: readonly GeneratedOrder[], windowMs: number): Map<string, number> {
   const totals = new Map<string, number>();

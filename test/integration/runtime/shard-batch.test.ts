@@ -13,7 +13,7 @@ import { OffsetGapError, prepareShardBatch } from '../../../lib/runtime/shard-ba
 import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
 import type { ShardStore } from '../../../lib/state/shard-store.js';
-import { expectedTotals, generateOrders, seededRandom, type GeneratedOrder } from '../../helpers/orders.js';
+import { closingOrders, expectedTotals, generateOrders, seededRandom, type GeneratedOrder } from '../../helpers/orders.js';
 
 const PARTITIONS = 3;
 const plan = planPipeline(seed);
@@ -135,14 +135,7 @@ afterAll(async () => {
 
 describe('the processor’s state path', () => {
   const orders = generateOrders({ count: 12_000, seed: 7, categories: 6 });
-  // One more order per partition, an hour later, moves every watermark past every window.
-  const closing = Array.from({ length: PARTITIONS }, (_, p) => ({
-    orderId: `closing-${p}`,
-    category: `category-${p}`,
-    amount: 0,
-    timestamp: (orders.at(-1)?.timestamp ?? 0) + 3_600_000,
-    late: false,
-  }));
+  const closing = closingOrders(orders, PARTITIONS);
   const logs = topic([...orders, ...closing]);
   const expected = expectedTotals(orders, WINDOW_SIZE);
 

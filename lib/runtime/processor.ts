@@ -1,0 +1,250 @@
+import type { KafkaSink } from '../api/sink.js';
+import { KafkaAdmin } from '../kafka/admin.js';
+import type { KafkaConnectionOptions } from '../kafka/connection.js';
+import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
+import { CommittedRangeReader } from '../kafka/range-reader.js';
+import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
+import type { TransactionHandle } from '../kafka/transaction-handle.js';
+import { TransactionalWriter } from '../kafka/transactional-writer.js';
+import { createRecordWriter } from '../kafka/writer.js';
+import type { Plan, Stage } from '../plan/plan.js';
+import type { CoordinatorStore } from '../state/coordinator-store.js';
+import type { ShardRef, ShardStore } from '../state/shard-store.js';
+import { prepareShardBatch, type ShardProgress } from './shard-batch.js';
+import { resolveStartingOffset } from './starting-offsets.js';
+import type { StageOutputs } from './stage-executor.js';
+
+/** A pre-committed transaction and the checkpoint whose completion commits it. */
+export interface PendingTransaction {
+  readonly handle: TransactionHandle;
+  readonly checkpoint: number;
+}
+
+/** What the processor records in a shard's commit (docs/PROTOCOL.md, `progress`). */
+export interface RuntimeProgress extends ShardProgress {
+  readonly pending: readonly PendingTransaction[];
+  /** The highest checkpoint this shard acknowledged. */
+  readonly acknowledged: number;
+}
+
+/** Step boundaries of one shard's batch, where fault-injection tests make it crash. */
+export type ProcessorStep = 'claimed-and-state-written' | 'output-written' | 'committed';
+
+export interface ProcessorOptions {
+  readonly plan: Plan;
+  readonly store: ShardStore;
+  readonly coordinator: CoordinatorStore;
+  readonly kafka: KafkaConnectionOptions;
+  readonly clock?: () => number;
+  /**
+   * Transactional ids per shard. The invocation holding epoch `e` uses slot `e % size`, so a
+   * zombie and its successor never share an id; a slot is reused once its transaction is
+   * committed. Default 64.
+   */
+  readonly transactionPoolSize?: number;
+  /** Called at each step boundary; a test throws from it to crash the invocation there. */
+  readonly onStep?: (step: ProcessorStep, shard: ShardRef) => void;
+}
+
+export interface BatchReport {
+  readonly shard: ShardRef;
+  readonly recordsIn: number;
+  readonly skipped: number;
+  readonly filled: number;
+  readonly keysRead: number;
+  readonly keysWritten: number;
+  readonly transaction: TransactionHandle | undefined;
+  readonly acknowledged: number;
+}
+
+const DEFAULT_POOL_SIZE = 64;
+
+/** The shard of a stage's input partition. Sources may read several topics, so the topic is part of it. */
+export function shardOf(stage: Stage, topic: string, partition: number): ShardRef {
+  return { stage: `${stage.id}/${topic}`, shard: partition };
+}
+
+function initialProgress(): RuntimeProgress {
+  return { offset: null, executor: null, pending: [], acknowledged: 0 };
+}
+
+/**
+ * The processor function's work for one shard (docs/PROTOCOL.md, "The processor"): state
+ * through the shard store, output through the sinks' delivery guarantees — EXACTLY_ONCE into
+ * one Kafka transaction per invocation, left pre-committed for the commit function — and
+ * the checkpoint acknowledgement, all made durable by the shard's single commit.
+ */
+export class Processor {
+  private readonly admin: KafkaAdmin;
+  private readonly reader: CommittedRangeReader;
+  private readonly clock: () => number;
+  private readonly poolSize: number;
+
+  constructor(private readonly options: ProcessorOptions) {
+    this.admin = new KafkaAdmin(options.kafka);
+    this.reader = new CommittedRangeReader(options.kafka);
+    this.clock = options.clock ?? Date.now;
+    this.poolSize = options.transactionPoolSize ?? DEFAULT_POOL_SIZE;
+  }
+
+  private stage(stageId: string): Stage {
+    const stage = this.options.plan.stages.find((s) => s.id === stageId);
+    if (!stage) throw new Error(`Pipeline ${this.options.plan.pipeline} has no ${stageId}`);
+    return stage;
+  }
+
+  /** Processes one partition's records (possibly none: a coordinator tick). */
+  async processShard(stageId: string, topic: string, partition: number, records: readonly KafkaRecord[]): Promise<BatchReport> {
+    const { plan, store, coordinator } = this.options;
+    const stage = this.stage(stageId);
+    const shard = shardOf(stage, topic, partition);
+    const prepared = await prepareShardBatch({
+      plan,
+      stage,
+      store,
+      shard,
+      records,
+      clock: this.clock,
+      readGap: (from, to) => this.reader.read({ topic, partition, from, to }),
+      startingOffset: () => this.startingOffset(stage, topic, partition),
+    });
+    this.options.onStep?.('claimed-and-state-written', shard);
+
+    const previous = (prepared.claim.progress as RuntimeProgress | undefined) ?? initialProgress();
+    const checkpoints = await coordinator.get();
+    const acknowledged = Math.max(previous.acknowledged, checkpoints.triggered);
+    // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
+    const coveringCheckpoint = acknowledged > previous.acknowledged ? acknowledged : acknowledged + 1;
+    const pending = previous.pending.filter((p) => p.checkpoint > checkpoints.committed);
+
+    const { claim } = prepared;
+    await this.abortLingering(stage, shard, claim.committedEpoch, claim.epoch, pending);
+    const transaction = await this.writeOutputs(stage, shard, prepared.outputs, claim.epoch, pending);
+    this.options.onStep?.('output-written', shard);
+
+    const progress: RuntimeProgress = {
+      ...prepared.progress,
+      pending: transaction ? [...pending, { handle: transaction, checkpoint: coveringCheckpoint }] : pending,
+      acknowledged,
+    };
+    await store.commit(claim, progress);
+    this.options.onStep?.('committed', shard);
+    return {
+      shard,
+      recordsIn: records.length,
+      skipped: prepared.skipped,
+      filled: prepared.filled,
+      keysRead: prepared.keysRead,
+      keysWritten: prepared.keysWritten,
+      transaction,
+      acknowledged,
+    };
+  }
+
+  private async startingOffset(stage: Stage, topic: string, partition: number): Promise<number> {
+    const { input } = stage;
+    if (input.kind === 'repartition') return 0;
+    const { startingOffsets, groupId } = input.source.source.config;
+    return resolveStartingOffset(this.admin, startingOffsets, groupId, topic, partition);
+  }
+
+  /** Sends each output by its guarantee; returns the EXACTLY_ONCE transaction, pre-committed. */
+  private async writeOutputs(
+    stage: Stage,
+    shard: ShardRef,
+    outputs: StageOutputs,
+    epoch: number,
+    pending: readonly PendingTransaction[],
+  ): Promise<TransactionHandle | undefined> {
+    const byGuarantee = new Map<DeliveryGuarantee, OutputRecord[]>();
+    const add = (guarantee: DeliveryGuarantee, records: readonly OutputRecord[]) => {
+      if (records.length > 0) byGuarantee.set(guarantee, [...(byGuarantee.get(guarantee) ?? []), ...records]);
+    };
+    const sinks = new Map<string, KafkaSink<unknown>>();
+    for (const node of stage.nodes) if (node.role === 'sink') sinks.set(node.name, node.transformation.sink);
+    for (const [name, records] of outputs.sinks) add(sinks.get(name)?.config.deliveryGuarantee ?? DeliveryGuarantee.NONE, records);
+    add(this.options.plan.internalGuarantee, [...outputs.repartitions, ...outputs.deadLetters]);
+
+    for (const guarantee of [DeliveryGuarantee.NONE, DeliveryGuarantee.AT_LEAST_ONCE] as const) {
+      const records = byGuarantee.get(guarantee);
+      if (!records) continue;
+      const writer = createRecordWriter(guarantee, this.options.kafka);
+      try {
+        await writer.write(records);
+        await writer.flush();
+      } finally {
+        await writer.close();
+      }
+    }
+    const transactional = byGuarantee.get(DeliveryGuarantee.EXACTLY_ONCE);
+    if (!transactional) return undefined;
+
+    const transactionalId = this.transactionalId(stage, shard, epoch);
+    if (pending.some((p) => p.handle.transactionalId === transactionalId)) {
+      throw new Error(
+        `Shard ${shard.stage}/${shard.shard}: transactional id ${transactionalId} still holds a transaction that waits ` +
+          `for a checkpoint; let the coordinator complete one (or raise transactionPoolSize, or checkpoint more often)`,
+      );
+    }
+    const { writer } = await TransactionalWriter.begin({
+      ...this.options.kafka,
+      transactionalId,
+      transactionTimeoutMs: this.transactionTimeoutMs(stage),
+    });
+    try {
+      await writer.write(transactional);
+      return await writer.preCommit();
+    } finally {
+      await writer.close();
+    }
+  }
+
+  private exactlyOnceSink(stage: Stage): KafkaSink<unknown> | undefined {
+    for (const node of stage.nodes) {
+      if (node.role === 'sink' && node.transformation.sink.config.deliveryGuarantee === DeliveryGuarantee.EXACTLY_ONCE) {
+        return node.transformation.sink;
+      }
+    }
+    return undefined;
+  }
+
+  private transactionTimeoutMs(stage: Stage): number {
+    return this.exactlyOnceSink(stage)?.config.transactionTimeoutMs ?? 900_000;
+  }
+
+  /** `<prefix>-<stage>-<topic>-<partition>-<slot>` (docs/PROTOCOL.md, "Transactional ids"). */
+  private transactionalId(stage: Stage, shard: ShardRef, epoch: number): string {
+    const prefix = this.exactlyOnceSink(stage)?.config.transactionalIdPrefix ?? `${this.options.plan.pipeline}-tx`;
+    return `${prefix}-${shard.stage.replace('/', '-')}-${shard.shard}-${epoch % this.poolSize}`;
+  }
+
+  /**
+   * Step 4: aborts what the attempts since the last commit may have left open — each used the
+   * slot of its epoch, and initialising that id aborts its transaction (invariant 5).
+   */
+  private async abortLingering(
+    stage: Stage,
+    shard: ShardRef,
+    committedEpoch: number,
+    epoch: number,
+    pending: readonly PendingTransaction[],
+  ): Promise<void> {
+    if (this.options.plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) return;
+    const from = Math.max(committedEpoch + 1, epoch - this.poolSize + 1);
+    for (let failed = from; failed < epoch; failed++) {
+      const transactionalId = this.transactionalId(stage, shard, failed);
+      if (pending.some((p) => p.handle.transactionalId === transactionalId)) continue;
+      const { writer } = await TransactionalWriter.begin({
+        ...this.options.kafka,
+        transactionalId,
+        transactionTimeoutMs: this.transactionTimeoutMs(stage),
+      });
+      await writer.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.reader.close();
+    await this.admin.close();
+  }
+}

@@ -1,0 +1,83 @@
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * The coordinator's record (docs/PROTOCOL.md): which checkpoint was triggered last, which
+ * completed last, and up to which checkpoint every transaction is committed. Each write is
+ * conditional on the version read, so two coordinators (or commit functions) running at once
+ * cannot undo each other.
+ */
+export interface CoordinatorRecord {
+  readonly version: number;
+  /** The latest checkpoint triggered (0: none). */
+  readonly triggered: number;
+  readonly triggeredAt: number;
+  /** The latest checkpoint that every shard acknowledged. */
+  readonly completed: number;
+  readonly completedAt: number;
+  /** The latest checkpoint whose transactions are all committed. */
+  readonly committed: number;
+}
+
+export const INITIAL_COORDINATOR_RECORD: CoordinatorRecord = {
+  version: 0,
+  triggered: 0,
+  triggeredAt: 0,
+  completed: 0,
+  completedAt: 0,
+  committed: 0,
+};
+
+export interface CoordinatorStore {
+  get(): Promise<CoordinatorRecord>;
+  /** Writes `record` (with the version raised) if the stored version is still `record.version`. */
+  update(record: CoordinatorRecord): Promise<boolean>;
+}
+
+export class MemoryCoordinatorStore implements CoordinatorStore {
+  private record = INITIAL_COORDINATOR_RECORD;
+
+  get(): Promise<CoordinatorRecord> {
+    return Promise.resolve(this.record);
+  }
+
+  update(record: CoordinatorRecord): Promise<boolean> {
+    if (record.version !== this.record.version) return Promise.resolve(false);
+    this.record = { ...record, version: record.version + 1 };
+    return Promise.resolve(true);
+  }
+}
+
+/** The coordinator record in the pipeline's state table: pk `coordinator`, sk `record`. */
+export class DynamoCoordinatorStore implements CoordinatorStore {
+  private static readonly KEY = { pk: 'coordinator', sk: 'record' };
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async get(): Promise<CoordinatorRecord> {
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: DynamoCoordinatorStore.KEY, ConsistentRead: true }),
+    );
+    return Item ? (JSON.parse(Item.record as string) as CoordinatorRecord) : INITIAL_COORDINATOR_RECORD;
+  }
+
+  async update(record: CoordinatorRecord): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...DynamoCoordinatorStore.KEY, version: record.version + 1, record: JSON.stringify({ ...record, version: record.version + 1 }) },
+          ...(record.version === 0
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : { ConditionExpression: 'version = :version', ExpressionAttributeValues: { ':version': record.version } }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+}
