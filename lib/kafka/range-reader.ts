@@ -126,17 +126,49 @@ export class CommittedRangeReader {
     return records;
   }
 
+  /**
+   * The committed records from `from` on that are readable now — up to the last stable
+   * offset, at most `maxRecords` — and the offset to read next: what a read_committed
+   * consumer's poll returns. Empty when nothing new is committed.
+   */
+  async readAvailable(
+    topic: string,
+    partition: number,
+    from: number,
+    maxRecords: number,
+  ): Promise<{ records: KafkaRecord[]; next: number }> {
+    const cluster = await this.connection.ready();
+    await cluster.addTargetTopic(topic);
+    const range = { topic, partition, from, to: Number.MAX_SAFE_INTEGER };
+    const records: KafkaRecord[] = [];
+    let position = from;
+    while (records.length < maxRecords) {
+      const response = await this.fetch(cluster, range, position, 0);
+      const fetched = response.messages.filter(
+        (m) => Number(m.offset) >= position && Number(m.offset) < Number(response.lastStableOffset),
+      );
+      if (fetched.length === 0) break;
+      for (const message of committedRecords({ ...response, messages: fetched })) {
+        if (records.length < maxRecords) records.push(fromFetchedMessage(topic, partition, message));
+      }
+      const last = records.length === maxRecords ? (records.at(-1)?.offset ?? position) : Number(fetched.at(-1)?.offset);
+      position = last + 1;
+    }
+    return { records, next: position };
+  }
+
   private async fetch(
     cluster: Cluster,
     { topic, partition }: OffsetRange,
     position: number,
+    maxWaitMs = 200,
   ): Promise<FetchPartitionResponse> {
     const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader;
     if (leader === undefined) throw new Error(`Topic "${topic}" has no partition ${partition}`);
     const broker = await cluster.findBroker({ nodeId: leader });
     const { responses } = await broker.fetch({
       isolationLevel: READ_COMMITTED,
-      maxWaitTime: 200,
+      maxWaitTime: maxWaitMs,
       minBytes: 1,
       maxBytes: this.fetchMaxBytes,
       topics: [{ topic, partitions: [{ partition, fetchOffset: String(position), maxBytes: this.fetchMaxBytes }] }],

@@ -49,9 +49,23 @@ export interface CoordinatorOptions {
 
 export type CoordinatorOutcome = 'triggered' | 'completed' | 'waiting' | 'abandoned' | 'idle';
 
-async function acknowledgedBy(options: CoordinatorOptions, target: ShardTarget): Promise<number> {
+async function progressOf(options: CoordinatorOptions, target: ShardTarget): Promise<RuntimeProgress | undefined> {
   const record = await options.store.peek(shardRefOf(options.plan, target));
-  return (record?.progress as RuntimeProgress | undefined)?.acknowledged ?? 0;
+  return record?.progress as RuntimeProgress | undefined;
+}
+
+async function acknowledgedBy(options: CoordinatorOptions, target: ShardTarget): Promise<number> {
+  return (await progressOf(options, target))?.acknowledged ?? 0;
+}
+
+/** Each stage's watermark at the checkpoint: the minimum over its shards' acknowledged watermarks. */
+async function stageWatermarks(options: CoordinatorOptions): Promise<Record<string, number>> {
+  const watermarks: Record<string, number> = {};
+  for (const target of options.shards) {
+    const watermark = (await progressOf(options, target))?.acknowledgedWatermark ?? Number.MIN_SAFE_INTEGER;
+    watermarks[target.stageId] = Math.min(watermarks[target.stageId] ?? Number.MAX_SAFE_INTEGER, watermark);
+  }
+  return watermarks;
 }
 
 /**
@@ -73,7 +87,10 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
     for (const target of lagging) await options.tick(target);
     const stillLagging = [];
     for (const target of lagging) if ((await acknowledgedBy(options, target)) < record.triggered) stillLagging.push(target);
-    if (stillLagging.length === 0) return save({ ...record, completed: record.triggered, completedAt: now }, 'completed');
+    if (stillLagging.length === 0) {
+      const completedWatermarks = await stageWatermarks(options);
+      return save({ ...record, completed: record.triggered, completedAt: now, completedWatermarks }, 'completed');
+    }
     if (now - record.triggeredAt > plan.checkpointing.timeoutMs) {
       return save({ ...record, triggered: record.triggered + 1, triggeredAt: now }, 'abandoned');
     }
@@ -137,7 +154,8 @@ export async function commitCompletedCheckpoints(options: CommitFunctionOptions)
     }
   }
   for (let current = record; current.committed < record.completed; current = await coordinator.get()) {
-    if (await coordinator.update({ ...current, committed: Math.max(current.committed, record.completed) })) break;
+    const next = { ...current, committed: record.completed, committedWatermarks: record.completedWatermarks };
+    if (await coordinator.update(next)) break;
   }
   return { checkpoint: record.completed, transactions };
 }

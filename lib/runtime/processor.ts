@@ -25,6 +25,8 @@ export interface RuntimeProgress extends ShardProgress {
   readonly pending: readonly PendingTransaction[];
   /** The highest checkpoint this shard acknowledged. */
   readonly acknowledged: number;
+  /** The stage watermark when the shard acknowledged it: all output below it is covered. */
+  readonly acknowledgedWatermark: number;
 }
 
 /** Step boundaries of one shard's batch, where fault-injection tests make it crash. */
@@ -65,7 +67,7 @@ export function shardOf(stage: Stage, topic: string, partition: number): ShardRe
 }
 
 function initialProgress(): RuntimeProgress {
-  return { offset: null, executor: null, pending: [], acknowledged: 0 };
+  return { offset: null, executor: null, pending: [], acknowledged: 0, acknowledgedWatermark: Number.MIN_SAFE_INTEGER };
 }
 
 /**
@@ -98,6 +100,9 @@ export class Processor {
     const { plan, store, coordinator } = this.options;
     const stage = this.stage(stageId);
     const shard = shardOf(stage, topic, partition);
+    const checkpoints = await coordinator.get();
+    const { input } = stage;
+    const transactionalInput = input.kind === 'repartition' && plan.internalGuarantee === DeliveryGuarantee.EXACTLY_ONCE;
     const prepared = await prepareShardBatch({
       plan,
       stage,
@@ -107,14 +112,18 @@ export class Processor {
       clock: this.clock,
       readGap: (from, to) => this.reader.read({ topic, partition, from, to }),
       startingOffset: () => this.startingOffset(stage, topic, partition),
+      ...(input.kind === 'repartition'
+        ? { inputWatermark: Math.min(...input.upstream.map((id) => checkpoints.committedWatermarks[id] ?? Number.MIN_SAFE_INTEGER)) }
+        : {}),
+      ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.reader.read({ topic, partition, from, to }) } : {}),
     });
     this.options.onStep?.('claimed-and-state-written', shard);
 
     const previous = (prepared.claim.progress as RuntimeProgress | undefined) ?? initialProgress();
-    const checkpoints = await coordinator.get();
     const acknowledged = Math.max(previous.acknowledged, checkpoints.triggered);
+    const acknowledging = acknowledged > previous.acknowledged;
     // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
-    const coveringCheckpoint = acknowledged > previous.acknowledged ? acknowledged : acknowledged + 1;
+    const coveringCheckpoint = acknowledging ? acknowledged : acknowledged + 1;
     const pending = previous.pending.filter((p) => p.checkpoint > checkpoints.committed);
 
     const { claim } = prepared;
@@ -126,6 +135,9 @@ export class Processor {
       ...prepared.progress,
       pending: transaction ? [...pending, { handle: transaction, checkpoint: coveringCheckpoint }] : pending,
       acknowledged,
+      acknowledgedWatermark: acknowledging
+        ? (prepared.progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER)
+        : previous.acknowledgedWatermark,
     };
     await store.commit(claim, progress);
     this.options.onStep?.('committed', shard);

@@ -42,6 +42,17 @@ export interface ShardBatchOptions {
    * names. Without it, the first delivered record is taken as the start.
    */
   readonly startingOffset?: () => Promise<number>;
+  /**
+   * For a stage that reads a repartition topic: the watermark of the stages that write it,
+   * as of their last committed checkpoint (whose output is all visible by now).
+   */
+  readonly inputWatermark?: number;
+  /**
+   * Reads the delivered range again with read_committed, for input written in transactions:
+   * whether Lambda's poller reads read_committed is undocumented, so its records are only a
+   * hint of which offsets to read.
+   */
+  readonly rereadCommitted?: (from: number, to: number) => Promise<KafkaRecord[]>;
 }
 
 /** A processed batch whose keyed state is written but not yet visible: commit it after its output is safe. */
@@ -90,6 +101,12 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
   let records = options.records.filter((record) => expected === null || record.offset >= expected);
   const skipped = options.records.length - records.length;
   let filled = 0;
+  const delivered = records.at(-1);
+  if (options.rereadCommitted && delivered) {
+    const deliveredCount = records.length;
+    records = await options.rereadCommitted(expected ?? records[0]?.offset ?? delivered.offset, delivered.offset + 1);
+    filled = Math.max(0, records.length - deliveredCount);
+  }
   const first = records[0];
   if (first && expected !== null && first.offset > expected) {
     if (!options.readGap) throw new OffsetGapError(shard, expected, first.offset);
@@ -116,17 +133,23 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
 
   const executor = new StageExecutor({ plan, stage, state, clock, ...(progress.executor ? { snapshot: progress.executor } : {}) });
   executor.processRecords(records, { holdWatermark: true });
-  keysRead += await load(executor.dueTimerKeys(executor.pendingWatermark()));
-  executor.emitSourceWatermark();
+  const watermark =
+    stage.input.kind === 'repartition'
+      ? Math.max(executor.currentWatermark(), options.inputWatermark ?? Number.MIN_SAFE_INTEGER)
+      : executor.pendingWatermark();
+  keysRead += await load(executor.dueTimerKeys(watermark));
+  executor.processWatermark(watermark);
   executor.advanceProcessingTime();
 
   const changes = state.changes();
   await store.write(claim, changes);
-  const last = records.at(-1);
+  // Past the last delivered offset, whatever a reread returned: aborted records and
+  // transaction markers occupy offsets too.
+  const after = Math.max(delivered?.offset ?? -1, records.at(-1)?.offset ?? -1) + 1;
   return {
     claim,
     outputs: executor.drainOutputs(),
-    progress: { offset: last ? last.offset + 1 : expected, executor: executor.snapshot() },
+    progress: { offset: after > 0 ? after : expected, executor: executor.snapshot() },
     skipped,
     filled,
     keysRead,

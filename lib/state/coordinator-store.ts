@@ -16,6 +16,10 @@ export interface CoordinatorRecord {
   readonly completedAt: number;
   /** The latest checkpoint whose transactions are all committed. */
   readonly committed: number;
+  /** Each stage's watermark at the completed checkpoint: the minimum over its shards. */
+  readonly completedWatermarks: Readonly<Record<string, number>>;
+  /** The same at the committed checkpoint: what later stages may rely on, its output being visible. */
+  readonly committedWatermarks: Readonly<Record<string, number>>;
 }
 
 export const INITIAL_COORDINATOR_RECORD: CoordinatorRecord = {
@@ -25,6 +29,8 @@ export const INITIAL_COORDINATOR_RECORD: CoordinatorRecord = {
   completed: 0,
   completedAt: 0,
   committed: 0,
+  completedWatermarks: {},
+  committedWatermarks: {},
 };
 
 export interface CoordinatorStore {

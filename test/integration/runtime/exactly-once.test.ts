@@ -1,7 +1,7 @@
 // The runtime end to end against the real broker and DynamoDB (dynalite): processor,
-// coordinator and commit function drive a keyed-window pipeline with an EXACTLY_ONCE sink
-// through crashes at every step, redeliveries and gaps; the read_committed output must equal
-// the totals a plain loop computes. Seeded: a failure prints the seed that reproduces it.
+// coordinator and commit function drive a one-stage and a two-stage pipeline through crashes
+// at every step, redeliveries and gaps; the read_committed output must equal what a plain
+// loop computes. Seeded: a failure names the seed that reproduces it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DeliveryGuarantee,
@@ -16,6 +16,7 @@ import {
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
   WatermarkStrategy,
+  type DataStream,
 } from '../../../lib/api/index.js';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
 import { CommittedRangeReader, createRecordWriter, KafkaAdmin, KafkaCommitter, type KafkaRecord } from '../../../lib/kafka/index.js';
@@ -26,7 +27,7 @@ import { Processor, type ProcessorStep } from '../../../lib/runtime/processor.js
 import { DynamoCoordinatorStore } from '../../../lib/state/coordinator-store.js';
 import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
-import { closingOrders, expectedTotals, generateOrders, seededRandom } from '../../helpers/orders.js';
+import { closingOrders, expectedTotals, generateOrders, seededRandom, type GeneratedOrder } from '../../helpers/orders.js';
 
 interface Order {
   orderId: string;
@@ -35,13 +36,19 @@ interface Order {
   timestamp: number;
 }
 
-const WINDOW = minutes(5);
+interface Total {
+  category: string;
+  windowStart: number;
+  amount: number;
+}
+
 const PARTITIONS = 3;
 
-function pipeline(input: string, output: string, name: string) {
+/** orders → keyBy category (in place) → tumbling windows → sum('amount') → totals, then `rest`. */
+function pipeline(name: string, input: string, window: number, rest: (totals: DataStream<Total>) => DataStream<Total>) {
   const env = StreamExecutionEnvironment.create({ name });
-  env.enableCheckpointing(seconds(10));
-  env
+  env.enableCheckpointing(seconds(10)).setParallelism(2);
+  const totals = env
     .fromSource(
       KafkaSource.builder<Order>()
         .setBootstrapServers(testBrokers())
@@ -55,23 +62,23 @@ function pipeline(input: string, output: string, name: string) {
       'orders',
     )
     .keyBy((order) => order.category)
-    .window(TumblingEventTimeWindows.of(WINDOW))
+    .window(TumblingEventTimeWindows.of(window))
     .sum('amount')
-    .map((total, { timestamp }) => ({ category: total.category, windowStart: (timestamp ?? 0) + 1 - WINDOW, amount: total.amount }))
-    .sinkTo(
-      KafkaSink.builder<{ category: string; windowStart: number; amount: number }>()
-        .setBootstrapServers(testBrokers())
-        .setRecordSerializer(
-          KafkaRecordSerializationSchema.builder<{ category: string; windowStart: number; amount: number }>()
-            .setTopic(output)
-            .setKeySerializationSchema((a) => a.category)
-            .setValueSerializationSchema({ serialize: (a) => JSON.stringify(a) })
-            .build(),
-        )
-        .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
-        .setTransactionalIdPrefix(`${name}-tx`)
-        .build(),
-    );
+    .map((total, { timestamp }): Total => ({ category: total.category, windowStart: (timestamp ?? 0) + 1 - window, amount: total.amount }));
+  rest(totals).sinkTo(
+    KafkaSink.builder<Total>()
+      .setBootstrapServers(testBrokers())
+      .setRecordSerializer(
+        KafkaRecordSerializationSchema.builder<Total>()
+          .setTopic(`${name}-out`)
+          .setKeySerializationSchema((a) => a.category)
+          .setValueSerializationSchema({ serialize: (a) => JSON.stringify(a) })
+          .build(),
+      )
+      .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+      .setTransactionalIdPrefix(`${name}-tx`)
+      .build(),
+  );
   return env;
 }
 
@@ -88,21 +95,31 @@ afterAll(async () => {
   await dynamo.close();
 });
 
-async function schedule(seedValue: number) {
-  const random = seededRandom(seedValue);
+interface Schedule {
+  readonly seed: number;
+  readonly window: number;
+  readonly rest: (totals: DataStream<Total>) => DataStream<Total>;
+}
+
+/**
+ * Produces generated orders, then plays Lambda: polls every shard's input with read_committed,
+ * invokes the processor (retrying a crashed invocation with the same records, sometimes
+ * redelivering or cutting a batch), and runs coordinator and commit function now and then,
+ * until everything is drained. Returns the committed output and the orders.
+ */
+async function play({ seed, window, rest }: Schedule) {
+  const random = seededRandom(seed);
   const name = uniqueName('eo');
   const input = `${name}-orders`;
-  const output = `${name}-totals`;
   await admin.ensureTopics([
     { topic: input, partitions: PARTITIONS },
-    { topic: output, partitions: 2 },
+    { topic: `${name}-out`, partitions: 2 },
+    { topic: `${name}-keyBy-2-repartition`, partitions: 2 },
   ]);
-
-  const orders = generateOrders({ count: 3_000, seed: seedValue, categories: 6 });
-  const closing = closingOrders(orders, PARTITIONS);
+  const orders = generateOrders({ count: 3_000, seed, categories: 6 });
   const producer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
   await producer.write(
-    [...orders, ...closing].map(({ late: _late, ...order }) => ({
+    [...orders, ...closingOrders(orders, PARTITIONS)].map(({ late: _late, ...order }) => ({
       topic: input,
       partition: Number(order.category.split('-')[1]) % PARTITIONS,
       key: order.category,
@@ -112,14 +129,14 @@ async function schedule(seedValue: number) {
   await producer.flush();
   await producer.close();
 
-  const plan = planPipeline(pipeline(input, output, name));
+  const plan = planPipeline(pipeline(name, input, window, rest));
   const client = createDocumentClient(dynamo.clientOptions);
   await ensureStateTable(client, name);
   const store = new DynamoShardStore(client, name);
   const coordinator = new DynamoCoordinatorStore(client, name);
   let now = 1_000_000;
   const clock = () => now;
-  const crashes: Record<string, number> = {};
+  const crashes: Partial<Record<ProcessorStep, number>> = {};
   const onStep = (step: ProcessorStep) => {
     if (random() < 0.08) {
       crashes[step] = (crashes[step] ?? 0) + 1;
@@ -130,9 +147,7 @@ async function schedule(seedValue: number) {
   const committer = new KafkaCommitter({ brokers: testBrokers() });
   const reader = new CommittedRangeReader({ brokers: testBrokers() });
   const shards = await listShards(plan, admin);
-  const stageId = plan.stages[0]?.id ?? '';
 
-  /** Retries like Lambda: a failed invocation runs again with the same input. */
   const invoke = async (target: ShardTarget, records: KafkaRecord[]) => {
     for (let attempt = 0; ; attempt++) {
       try {
@@ -144,25 +159,31 @@ async function schedule(seedValue: number) {
   };
   const coordinate = async () => {
     now += seconds(10);
-    await runCoordinator({ plan, store, coordinator, shards, clock, tick: async (target) => {
+    await runCoordinator({
+      plan,
+      store,
+      coordinator,
+      shards,
+      clock,
+      tick: async (target) => {
         await invoke(target, []);
       },
     });
     await commitCompletedCheckpoints({ plan, store, coordinator, committer, shards });
   };
 
-  const ends = new Map((await admin.describeTopics([input]))[0]?.partitions.map((p) => [p.partition, Number(p.high)]));
-  const positions = new Map(shards.map((s) => [s.partition, 0]));
-  const faults = { redelivered: 0, gaps: 0 };
-  while ([...positions].some(([partition, position]) => position < (ends.get(partition) ?? 0))) {
+  const positions = new Map(shards.map((target) => [target, 0]));
+  const faults = { redelivered: 0, cut: 0 };
+  for (let quietRounds = 0; quietRounds < 4; ) {
+    let delivered = 0;
     for (const target of shards) {
-      const position = positions.get(target.partition) ?? 0;
-      const end = ends.get(target.partition) ?? 0;
-      if (position >= end) continue;
-      const to = Math.min(end, position + 20 + Math.floor(random() * 150));
-      let records = await reader.read({ topic: input, partition: target.partition, from: position, to });
+      const position = positions.get(target) ?? 0;
+      const poll = await reader.readAvailable(target.topic, target.partition, position, 20 + Math.floor(random() * 150));
+      let records = poll.records;
+      if (records.length === 0) continue;
+      delivered += records.length;
       if (random() < 0.1 && records.length > 5) {
-        faults.gaps++;
+        faults.cut++;
         records = records.slice(3);
       }
       await invoke(target, records);
@@ -170,37 +191,76 @@ async function schedule(seedValue: number) {
         faults.redelivered++;
         await invoke(target, records);
       }
-      positions.set(target.partition, to);
+      positions.set(target, poll.next);
       now += 500;
     }
-    if (random() < 0.3) await coordinate();
+    if (delivered === 0 || random() < 0.3) await coordinate();
+    quietRounds = delivered === 0 ? quietRounds + 1 : 0;
   }
-  // Two more checkpoints: everything written so far is covered and committed.
-  for (let round = 0; round < 6; round++) await coordinate();
-
   await processor.close();
   await committer.close();
   await reader.close();
-  const expected = expectedTotals(orders, WINDOW);
-  const consumed = await consumeAll(output, { expected: expected.size });
-  return { consumed, expected, crashes, faults, stageId };
+  return { name, orders, crashes, faults, stages: plan.stages.length };
+}
+
+function uniqueTotals(messages: { value: string | null }[], seed: number): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const message of messages) {
+    const total = JSON.parse(message.value ?? '') as Total;
+    const key = `${total.category}@${total.windowStart}`;
+    expect(totals.has(key), `seed ${seed}: ${key} was written twice`).toBe(false);
+    totals.set(key, total.amount);
+  }
+  return totals;
+}
+
+/** Per window, the highest category total (as a plain loop computes it). */
+function topPerWindow(orders: readonly GeneratedOrder[], window: number): Map<number, number> {
+  const top = new Map<number, number>();
+  for (const [key, amount] of expectedTotals(orders, window)) {
+    const windowStart = Number(key.split('@')[1]);
+    top.set(windowStart, Math.max(top.get(windowStart) ?? 0, amount));
+  }
+  return top;
 }
 
 describe('the serverless runtime, exactly once', () => {
   it.each([11, 12, 13])(
-    'writes exactly the expected totals through crashes at every step, redeliveries and gaps (seed %i)',
-    async (seedValue) => {
-      const { consumed, expected, crashes, faults } = await schedule(seedValue);
-      const totals = new Map<string, number>();
-      for (const message of consumed) {
-        const aggregate = JSON.parse(message.value ?? '') as { category: string; windowStart: number; amount: number };
-        const key = `${aggregate.category}@${aggregate.windowStart}`;
-        expect(totals.has(key), `seed ${seedValue}: ${key} was written twice`).toBe(false);
-        totals.set(key, aggregate.amount);
-      }
-      expect(totals, `seed ${seedValue}`).toEqual(expected);
+    'one stage: writes exactly the expected totals through crashes at every step, redeliveries and cut batches (seed %i)',
+    async (seed) => {
+      const window = minutes(5);
+      const { name, orders, crashes, faults, stages } = await play({ seed, window, rest: (totals) => totals });
+      expect(stages).toBe(1);
+      const expected = expectedTotals(orders, window);
+      const consumed = await consumeAll(`${name}-out`, { expected: expected.size });
+      expect(uniqueTotals(consumed, seed), `seed ${seed}`).toEqual(expected);
       expect(Object.values(crashes).reduce((a, b) => a + b, 0)).toBeGreaterThan(3);
-      expect(faults.redelivered + faults.gaps).toBeGreaterThan(0);
+      expect(faults.redelivered + faults.cut).toBeGreaterThan(0);
+    },
+    240_000,
+  );
+
+  it.each([21, 22])(
+    'two stages through a repartition topic: writes exactly each minute’s top category (seed %i)',
+    async (seed) => {
+      const window = minutes(1);
+      const { name, orders, crashes, stages } = await play({
+        seed,
+        window,
+        rest: (totals) =>
+          totals
+            .keyBy((total) => total.windowStart)
+            .window(TumblingEventTimeWindows.of(window))
+            .maxBy('amount'),
+      });
+      expect(stages).toBe(2);
+      const expected = topPerWindow(orders, window);
+      const consumed = await consumeAll(`${name}-out`, { expected: expected.size });
+      const totals = uniqueTotals(consumed, seed);
+      const top = new Map([...totals].map(([key, amount]) => [Number(key.split('@')[1]), amount]));
+      expect(top.size, `seed ${seed}: one result per minute`).toBe(totals.size);
+      expect(top, `seed ${seed}`).toEqual(expected);
+      expect(Object.values(crashes).reduce((a, b) => a + b, 0)).toBeGreaterThan(3);
     },
     240_000,
   );
