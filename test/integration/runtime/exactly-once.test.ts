@@ -3,21 +3,7 @@
 // at every step, redeliveries and gaps; the read_committed output must equal what a plain
 // loop computes. Seeded: a failure names the seed that reproduces it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  DeliveryGuarantee,
-  JsonDeserializationSchema,
-  KafkaRecordSerializationSchema,
-  KafkaSink,
-  KafkaSource,
-  minutes,
-  OffsetResetStrategy,
-  OffsetsInitializer,
-  seconds,
-  StreamExecutionEnvironment,
-  TumblingEventTimeWindows,
-  WatermarkStrategy,
-  type DataStream,
-} from '../../../lib/api/index.js';
+import { minutes, seconds, TumblingEventTimeWindows } from '../../../lib/api/index.js';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
 import { CommittedRangeReader, createRecordWriter, KafkaAdmin, KafkaCommitter, type KafkaRecord } from '../../../lib/kafka/index.js';
 import { startDynamoDbEmulator, type Emulator } from '../../../lib/offline/emulators.js';
@@ -27,60 +13,10 @@ import { Processor, type ProcessorStep } from '../../../lib/runtime/processor.js
 import { DynamoCoordinatorStore } from '../../../lib/state/coordinator-store.js';
 import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';
 import { closingOrders, expectedTotals, generateOrders, seededRandom, type GeneratedOrder } from '../../helpers/orders.js';
 
-interface Order {
-  orderId: string;
-  category: string;
-  amount: number;
-  timestamp: number;
-}
-
-interface Total {
-  category: string;
-  windowStart: number;
-  amount: number;
-}
-
 const PARTITIONS = 3;
-
-/** orders → keyBy category (in place) → tumbling windows → sum('amount') → totals, then `rest`. */
-function pipeline(name: string, input: string, window: number, rest: (totals: DataStream<Total>) => DataStream<Total>) {
-  const env = StreamExecutionEnvironment.create({ name });
-  env.enableCheckpointing(seconds(10)).setParallelism(2);
-  const totals = env
-    .fromSource(
-      KafkaSource.builder<Order>()
-        .setBootstrapServers(testBrokers())
-        .setTopics(input)
-        .setGroupId(name)
-        .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-        .setValueOnlyDeserializer(new JsonDeserializationSchema<Order>())
-        .setPartitionedByRecordKey()
-        .build(),
-      WatermarkStrategy.forBoundedOutOfOrderness<Order>(seconds(10)).withTimestampAssigner((o) => o.timestamp),
-      'orders',
-    )
-    .keyBy((order) => order.category)
-    .window(TumblingEventTimeWindows.of(window))
-    .sum('amount')
-    .map((total, { timestamp }): Total => ({ category: total.category, windowStart: (timestamp ?? 0) + 1 - window, amount: total.amount }));
-  rest(totals).sinkTo(
-    KafkaSink.builder<Total>()
-      .setBootstrapServers(testBrokers())
-      .setRecordSerializer(
-        KafkaRecordSerializationSchema.builder<Total>()
-          .setTopic(`${name}-out`)
-          .setKeySerializationSchema((a) => a.category)
-          .setValueSerializationSchema({ serialize: (a) => JSON.stringify(a) })
-          .build(),
-      )
-      .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
-      .setTransactionalIdPrefix(`${name}-tx`)
-      .build(),
-  );
-  return env;
-}
 
 class Crash extends Error {}
 
@@ -98,7 +34,7 @@ afterAll(async () => {
 interface Schedule {
   readonly seed: number;
   readonly window: number;
-  readonly rest: (totals: DataStream<Total>) => DataStream<Total>;
+  readonly rest: Parameters<typeof orderTotalsPipeline>[0]['rest'];
 }
 
 /**
@@ -129,7 +65,7 @@ async function play({ seed, window, rest }: Schedule) {
   await producer.flush();
   await producer.close();
 
-  const plan = planPipeline(pipeline(name, input, window, rest));
+  const plan = planPipeline(orderTotalsPipeline({ name, input, window, rest, brokers: testBrokers() }));
   const client = createDocumentClient(dynamo.clientOptions);
   await ensureStateTable(client, name);
   const store = new DynamoShardStore(client, name);

@@ -1,0 +1,48 @@
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import type { StreamExecutionEnvironment } from '../api/environment.js';
+import type { ShardTarget } from '../runtime/coordinator.js';
+import type { TickEvent } from '../runtime/handlers.js';
+import { configFromEnvironment, PipelineRuntime } from '../runtime/runtime.js';
+
+/**
+ * What the deployed functions share: the pipeline (the module named by `SLUICE_PIPELINE`,
+ * whose default export is the environment) and its runtime, built once per container.
+ */
+let runtime: Promise<PipelineRuntime> | undefined;
+
+export function lambdaRuntime(env: NodeJS.ProcessEnv = process.env): Promise<PipelineRuntime> {
+  runtime ??= (async () => {
+    const module = env.SLUICE_PIPELINE;
+    if (!module) throw new Error('SLUICE_PIPELINE is not set: the pipeline module whose default export is the environment');
+    const pipeline = ((await import(module)) as { default: StreamExecutionEnvironment }).default;
+    return new PipelineRuntime(pipeline, configFromEnvironment(env));
+  })();
+  return runtime;
+}
+
+/** A required environment variable, or an error that names it. */
+export function requiredEnvironment(name: string, what: string, env: NodeJS.ProcessEnv = process.env): string {
+  const value = env[name];
+  if (!value) throw new Error(`${name} is not set: ${what}`);
+  return value;
+}
+
+const lambda = new LambdaClient({});
+
+/** Invokes a function asynchronously (fire and forget; Lambda retries it on failure). */
+export async function invokeAsync(functionName: string, payload: unknown): Promise<void> {
+  await lambda.send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'Event', Payload: JSON.stringify(payload) }));
+}
+
+/** Ticks an idle shard by invoking its stage's processor function (`SLUICE_PROCESSOR_FUNCTIONS`: JSON stage → function). */
+export function tickByInvoking(env: NodeJS.ProcessEnv = process.env): (target: ShardTarget) => Promise<void> {
+  const functions = JSON.parse(
+    requiredEnvironment('SLUICE_PROCESSOR_FUNCTIONS', 'a JSON object from stage id to its processor function name', env),
+  ) as Record<string, string>;
+  return async (target) => {
+    const functionName = functions[target.stageId];
+    if (!functionName) throw new Error(`SLUICE_PROCESSOR_FUNCTIONS names no function for ${target.stageId}`);
+    const tick: TickEvent = { sluice: 'tick', ...target };
+    await invokeAsync(functionName, tick);
+  };
+}

@@ -1,0 +1,67 @@
+import { decodeKafkaEvent, type LambdaKafkaEvent } from '../aws/kafka-event.js';
+import { commitCompletedCheckpoints, runCoordinator, type CoordinatorOutcome, type ShardTarget } from './coordinator.js';
+import type { BatchReport } from './processor.js';
+import type { PipelineRuntime } from './runtime.js';
+
+/** The coordinator's request to process a shard that received nothing: its time moves, it acknowledges. */
+export interface TickEvent {
+  readonly sluice: 'tick';
+  readonly stageId: string;
+  readonly topic: string;
+  readonly partition: number;
+}
+
+export function isTickEvent(event: unknown): event is TickEvent {
+  return typeof event === 'object' && event !== null && (event as { sluice?: unknown }).sluice === 'tick';
+}
+
+/**
+ * The processor function of one stage: each partition of a Kafka event (or a tick) in turn.
+ * A failure fails the invocation, so that the trigger retries the whole batch; partitions
+ * that committed before it skip their records then.
+ */
+export function processorHandler(runtime: PipelineRuntime, stageId: string) {
+  const stage = runtime.plan.stages.find((s) => s.id === stageId);
+  if (!stage) {
+    throw new Error(
+      `Pipeline ${runtime.plan.pipeline} has no ${stageId}; its stages are ${runtime.plan.stages.map((s) => s.id).join(', ')}`,
+    );
+  }
+  return async (event: LambdaKafkaEvent | TickEvent): Promise<{ batches: BatchReport[] }> => {
+    if (isTickEvent(event)) {
+      return { batches: [await runtime.processor.processShard(event.stageId, event.topic, event.partition, [])] };
+    }
+    const batches: BatchReport[] = [];
+    for (const { topic, partition, records } of decodeKafkaEvent(event).partitions) {
+      batches.push(await runtime.processor.processShard(stageId, topic, partition, [...records]));
+    }
+    return { batches };
+  };
+}
+
+/**
+ * The coordinator function, on a schedule. `tick` runs the processor for an idle shard — on
+ * AWS an asynchronous invocation of the stage's processor function — and `commit` starts the
+ * commit function once a checkpoint completes.
+ */
+export function coordinatorHandler(
+  runtime: PipelineRuntime,
+  tick: (target: ShardTarget) => Promise<void>,
+  commit: () => Promise<void>,
+  clock: () => number = Date.now,
+) {
+  return async (): Promise<{ outcome: CoordinatorOutcome; checkpoint: number }> => {
+    const { plan, store, coordinator } = runtime;
+    const { outcome, record } = await runCoordinator({ plan, store, coordinator, shards: await runtime.shards(), tick, clock });
+    if (outcome === 'completed' || record.completed > record.committed) await commit();
+    return { outcome, checkpoint: outcome === 'completed' ? record.completed : record.triggered };
+  };
+}
+
+/** The commit function: commits what completed checkpoints cover. Safe to invoke by hand, and twice at once. */
+export function commitHandler(runtime: PipelineRuntime) {
+  return async (): Promise<{ checkpoint: number; transactions: number }> => {
+    const { plan, store, coordinator, committer } = runtime;
+    return commitCompletedCheckpoints({ plan, store, coordinator, committer, shards: await runtime.shards() });
+  };
+}

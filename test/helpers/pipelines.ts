@@ -1,0 +1,81 @@
+// Pipelines the runtime tests share.
+import {
+  DeliveryGuarantee,
+  JsonDeserializationSchema,
+  KafkaRecordSerializationSchema,
+  KafkaSink,
+  KafkaSource,
+  OffsetResetStrategy,
+  OffsetsInitializer,
+  seconds,
+  StreamExecutionEnvironment,
+  TumblingEventTimeWindows,
+  WatermarkStrategy,
+  type DataStream,
+} from '../../lib/api/index.js';
+
+export interface Order {
+  orderId: string;
+  category: string;
+  amount: number;
+  timestamp: number;
+}
+
+export interface Total {
+  category: string;
+  windowStart: number;
+  amount: number;
+}
+
+export interface OrderTotalsOptions {
+  readonly name: string;
+  readonly input: string;
+  readonly brokers: readonly string[];
+  readonly window: number;
+  /** What happens to the totals before the sink (by default nothing). */
+  readonly rest?: (totals: DataStream<Total>) => DataStream<Total>;
+  readonly idlenessMs?: number;
+}
+
+/**
+ * orders (keyed by category, JSON) → keyBy category in place → tumbling windows →
+ * sum('amount') → `rest` → `<name>-out`, EXACTLY_ONCE, checkpoints every 10 s, repartition
+ * topics of 2 partitions.
+ */
+export function orderTotalsPipeline({ name, input, brokers, window, rest = (t) => t, idlenessMs }: OrderTotalsOptions) {
+  const env = StreamExecutionEnvironment.create({ name });
+  env.enableCheckpointing(seconds(10)).setParallelism(2);
+  const watermarks = WatermarkStrategy.forBoundedOutOfOrderness<Order>(seconds(10)).withTimestampAssigner((o) => o.timestamp);
+  const totals = env
+    .fromSource(
+      KafkaSource.builder<Order>()
+        .setBootstrapServers(brokers)
+        .setTopics(input)
+        .setGroupId(name)
+        .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+        .setValueOnlyDeserializer(new JsonDeserializationSchema<Order>())
+        .setPartitionedByRecordKey()
+        .build(),
+      idlenessMs === undefined ? watermarks : watermarks.withIdleness(idlenessMs),
+      'orders',
+    )
+    .keyBy((order) => order.category)
+    .window(TumblingEventTimeWindows.of(window))
+    .sum('amount')
+    .map((total, { timestamp }): Total => ({ category: total.category, windowStart: (timestamp ?? 0) + 1 - window, amount: total.amount }));
+  rest(totals).sinkTo(
+    KafkaSink.builder<Total>()
+      .setBootstrapServers(brokers)
+      .setRecordSerializer(
+        KafkaRecordSerializationSchema.builder<Total>()
+          .setTopic(`${name}-out`)
+          .setKeySerializationSchema((a) => a.category)
+          .setValueSerializationSchema({ serialize: (a) => JSON.stringify(a) })
+          .build(),
+      )
+      .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+      .setTransactionalIdPrefix(`${name}-tx`)
+      .build(),
+  );
+  return env;
+}
