@@ -35,6 +35,8 @@ export interface OrderTotalsOptions {
   /** What happens to the totals before the sink (by default nothing). */
   readonly rest?: (totals: DataStream<Total>) => DataStream<Total>;
   readonly idlenessMs?: number;
+  /** Short checkpoint settings and transaction timeout, for tests of lost transactions. */
+  readonly transactionTimeoutMs?: number;
 }
 
 /**
@@ -42,9 +44,20 @@ export interface OrderTotalsOptions {
  * sum('amount') → `rest` → `<name>-out`, EXACTLY_ONCE, checkpoints every 10 s, repartition
  * topics of 2 partitions.
  */
-export function orderTotalsPipeline({ name, input, brokers, window, rest = (t) => t, idlenessMs }: OrderTotalsOptions) {
+export function orderTotalsPipeline({
+  name,
+  input,
+  brokers,
+  window,
+  rest = (t) => t,
+  idlenessMs,
+  transactionTimeoutMs,
+}: OrderTotalsOptions) {
   const env = StreamExecutionEnvironment.create({ name });
   env.enableCheckpointing(seconds(10)).setParallelism(2);
+  if (transactionTimeoutMs !== undefined) {
+    env.enableCheckpointing(1_000).getCheckpointConfig().setCheckpointTimeout(1_000).setMaxCommitDelay(1_000);
+  }
   const watermarks = WatermarkStrategy.forBoundedOutOfOrderness<Order>(seconds(10)).withTimestampAssigner((o) => o.timestamp);
   const totals = env
     .fromSource(
@@ -75,6 +88,7 @@ export function orderTotalsPipeline({ name, input, brokers, window, rest = (t) =
       )
       .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
       .setTransactionalIdPrefix(`${name}-tx`)
+      .setProperty('transaction.timeout.ms', String(transactionTimeoutMs ?? 900_000))
       .build(),
   );
   return env;
