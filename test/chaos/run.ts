@@ -1,0 +1,57 @@
+// `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60]`: runs fault schedules of the
+// serverless runtime (test/helpers/runtime-schedule.ts), alternating one-stage and two-stage
+// pipelines, against the local broker (or KAFKA_BROKERS) and an embedded dynalite. Stops
+// after the given count or time, prints each failing seed, exits non-zero if any failed.
+import { parseArgs } from 'node:util';
+import { brokersFromEnvironment, KafkaAdmin } from '../../lib/kafka/index.js';
+import { startDynamoDbEmulator } from '../../lib/offline/emulators.js';
+import { startLocalBroker, stopLocalBroker } from '../../lib/offline/kafka-broker.js';
+import { runSchedule, type ScheduleKind } from '../helpers/runtime-schedule.js';
+
+const { values } = parseArgs({
+  options: {
+    schedules: { type: 'string', default: '20' },
+    seed: { type: 'string', default: '1' },
+    minutes: { type: 'string', default: '60' },
+  },
+});
+const schedules = Number(values.schedules);
+const firstSeed = Number(values.seed);
+const deadline = Date.now() + Number(values.minutes) * 60_000;
+
+const configured = brokersFromEnvironment();
+const local = configured ? undefined : await startLocalBroker();
+const brokers = configured ?? local?.brokers ?? [];
+const admin = new KafkaAdmin({ brokers });
+const dynamo = await startDynamoDbEmulator();
+const crashes: Record<string, number> = {};
+let ran = 0;
+let failed = 0;
+let redelivered = 0;
+let cut = 0;
+try {
+  for (let i = 0; i < schedules && Date.now() < deadline; i++) {
+    const seed = firstSeed + i;
+    const kind: ScheduleKind = i % 2 === 0 ? 'one-stage' : 'two-stage';
+    const result = await runSchedule({ brokers, admin, dynamo: dynamo.clientOptions }, kind, seed);
+    ran++;
+    redelivered += result.redelivered;
+    cut += result.cut;
+    for (const [step, n] of Object.entries(result.crashes)) crashes[step] = (crashes[step] ?? 0) + n;
+    if (result.problems.length > 0) {
+      failed++;
+      process.stdout.write(`FAILED ${kind} seed ${seed}: ${result.problems.slice(0, 5).join('; ')}\n`);
+    } else if (ran % 10 === 0) {
+      process.stdout.write(`${ran} schedules, ${failed} failed\n`);
+    }
+  }
+} finally {
+  await admin.close();
+  await dynamo.close();
+  if (local?.started) await stopLocalBroker();
+}
+process.stdout.write(
+  `crashes by step ${JSON.stringify(crashes)}, redelivered batches ${redelivered}, cut batches ${cut}\n` +
+    `${ran - failed} passed, ${failed} failed\n`,
+);
+process.exitCode = failed > 0 ? 1 : 0;

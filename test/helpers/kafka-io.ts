@@ -1,0 +1,71 @@
+// Kafka helpers for tests and the chaos runner, with no dependency on vitest: unique names,
+// and an independent read_committed consumer (kafkajs's own consumer with a consumer group)
+// to check what Sluice wrote.
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+
+/** A topic or id name that no other test or earlier run uses. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+export interface ConsumedMessage {
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: string | null;
+  readonly value: string | null;
+}
+
+export interface ConsumeOptions {
+  readonly brokers: readonly string[];
+  readonly expected?: number;
+  readonly settleMs?: number;
+  readonly timeoutMs?: number;
+  readonly readUncommitted?: boolean;
+}
+
+/**
+ * Reads a topic from the beginning with a fresh consumer group, until `expected` messages
+ * have arrived and then `settleMs` more have passed without any (so that duplicates would
+ * show), or until `timeoutMs`. read_committed unless `readUncommitted`.
+ */
+export async function consumeTopic(
+  topic: string,
+  { brokers, expected = 0, settleMs = 1_500, timeoutMs = 30_000, readUncommitted = false }: ConsumeOptions,
+): Promise<ConsumedMessage[]> {
+  const kafka = new Kafka({ brokers: [...brokers], clientId: 'sluice-test-consumer', logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({
+    groupId: uniqueName('test-consumer'),
+    readUncommitted,
+    maxWaitTimeInMs: 200,
+  });
+  const messages: ConsumedMessage[] = [];
+  let lastArrival = Date.now();
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const group = { joined: false };
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    group.joined = true;
+    lastArrival = Date.now();
+  });
+  await consumer.run({
+    eachMessage: ({ partition, message }) => {
+      messages.push({
+        partition,
+        offset: Number(message.offset),
+        key: message.key?.toString() ?? null,
+        value: message.value?.toString() ?? null,
+      });
+      lastArrival = Date.now();
+      return Promise.resolve();
+    },
+  });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (group.joined && messages.length >= expected && Date.now() - lastArrival >= settleMs) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await consumer.disconnect();
+  return messages;
+}
+

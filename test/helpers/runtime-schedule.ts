@@ -1,0 +1,174 @@
+// One fault schedule of the serverless runtime, shared by the end-to-end test and the chaos
+// runner (`npm run chaos`): produce generated orders, play Lambda's part with crashes at every
+// step boundary, redeliveries and cut batches, run coordinator and commit function now and
+// then, and compare the read_committed output with a plain computation. No vitest here.
+import { minutes, seconds, TumblingEventTimeWindows } from '../../lib/api/index.js';
+import { createDocumentClient, type AwsClientOptions } from '../../lib/aws/clients.js';
+import { CommittedRangeReader, createRecordWriter, KafkaCommitter, type KafkaAdmin, type KafkaRecord } from '../../lib/kafka/index.js';
+import { planPipeline } from '../../lib/plan/planner.js';
+import { commitCompletedCheckpoints, listShards, runCoordinator, type ShardTarget } from '../../lib/runtime/coordinator.js';
+import { Processor, type ProcessorStep } from '../../lib/runtime/processor.js';
+import { DynamoCoordinatorStore } from '../../lib/state/coordinator-store.js';
+import { DynamoShardStore, ensureStateTable } from '../../lib/state/dynamodb-shard-store.js';
+import { consumeTopic, uniqueName } from './kafka-io.js';
+import { closingOrders, expectedTotals, generateOrders, seededRandom, type GeneratedOrder } from './orders.js';
+import { orderTotalsPipeline, type OrderTotalsOptions, type Total } from './pipelines.js';
+
+const PARTITIONS = 3;
+
+export type ScheduleKind = 'one-stage' | 'two-stage';
+
+export interface ScheduleEnvironment {
+  readonly brokers: readonly string[];
+  readonly admin: KafkaAdmin;
+  readonly dynamo: AwsClientOptions;
+}
+
+export interface ScheduleResult {
+  readonly seed: number;
+  readonly kind: ScheduleKind;
+  readonly stages: number;
+  /** What differs from the expected output; empty when the output is exact. */
+  readonly problems: string[];
+  readonly crashes: Partial<Record<ProcessorStep, number>>;
+  readonly redelivered: number;
+  readonly cut: number;
+}
+
+class Crash extends Error {}
+
+const SCHEDULES: Record<ScheduleKind, { window: number; rest: OrderTotalsOptions['rest'] }> = {
+  'one-stage': { window: minutes(5), rest: (totals) => totals },
+  'two-stage': {
+    window: minutes(1),
+    // A keyBy on a new key: a repartition topic and a second stage finding each minute's top category.
+    rest: (totals) => totals.keyBy((total) => total.windowStart).window(TumblingEventTimeWindows.of(minutes(1))).maxBy('amount'),
+  },
+};
+
+/** What the pipeline must write, by `category@windowStart` (one-stage) or `@windowStart` (two-stage). */
+function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrder[]): Map<string, number> {
+  const totals = expectedTotals(orders, SCHEDULES[kind].window);
+  if (kind === 'one-stage') return totals;
+  const top = new Map<string, number>();
+  for (const [key, amount] of totals) {
+    const minute = `@${key.split('@')[1] ?? ''}`;
+    top.set(minute, Math.max(top.get(minute) ?? 0, amount));
+  }
+  return top;
+}
+
+function compare(kind: ScheduleKind, written: readonly Total[], expected: Map<string, number>): string[] {
+  const problems: string[] = [];
+  const actual = new Map<string, number>();
+  for (const total of written) {
+    const key = kind === 'one-stage' ? `${total.category}@${total.windowStart}` : `@${total.windowStart}`;
+    if (actual.has(key)) problems.push(`${key} written twice`);
+    actual.set(key, total.amount);
+  }
+  for (const [key, amount] of expected) {
+    if (!actual.has(key)) problems.push(`${key} missing (expected ${amount})`);
+    else if (actual.get(key) !== amount) problems.push(`${key} is ${actual.get(key)}, expected ${amount}`);
+  }
+  for (const key of actual.keys()) if (!expected.has(key)) problems.push(`${key} not expected`);
+  return problems;
+}
+
+export async function runSchedule(environment: ScheduleEnvironment, kind: ScheduleKind, seed: number): Promise<ScheduleResult> {
+  const { brokers, admin } = environment;
+  const random = seededRandom(seed);
+  const name = uniqueName('eo');
+  const input = `${name}-orders`;
+  await admin.ensureTopics([
+    { topic: input, partitions: PARTITIONS },
+    { topic: `${name}-out`, partitions: 2 },
+    { topic: `${name}-keyBy-2-repartition`, partitions: 2 },
+  ]);
+  const orders = generateOrders({ count: 3_000, seed, categories: 6 });
+  const producer = createRecordWriter('AT_LEAST_ONCE', { brokers });
+  await producer.write(
+    [...orders, ...closingOrders(orders, PARTITIONS)].map(({ late: _late, ...order }) => ({
+      topic: input,
+      partition: Number(order.category.split('-')[1]) % PARTITIONS,
+      key: order.category,
+      value: JSON.stringify(order),
+    })),
+  );
+  await producer.flush();
+  await producer.close();
+
+  const plan = planPipeline(orderTotalsPipeline({ name, input, brokers, ...SCHEDULES[kind] }));
+  const client = createDocumentClient(environment.dynamo);
+  await ensureStateTable(client, name);
+  const store = new DynamoShardStore(client, name);
+  const coordinator = new DynamoCoordinatorStore(client, name);
+  let now = 1_000_000;
+  const clock = () => now;
+  const crashes: Partial<Record<ProcessorStep, number>> = {};
+  const onStep = (step: ProcessorStep) => {
+    if (random() < 0.08) {
+      crashes[step] = (crashes[step] ?? 0) + 1;
+      throw new Crash(step);
+    }
+  };
+  const kafka = { brokers };
+  const processor = new Processor({ plan, store, coordinator, kafka, clock, onStep });
+  const committer = new KafkaCommitter(kafka);
+  const reader = new CommittedRangeReader(kafka);
+  const shards = await listShards(plan, admin);
+
+  /** Retries like Lambda: a failed invocation runs again with the same input. */
+  const invoke = async (target: ShardTarget, records: KafkaRecord[]) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await processor.processShard(target.stageId, target.topic, target.partition, records);
+      } catch (error) {
+        if (!(error instanceof Crash) || attempt > 50) throw error;
+      }
+    }
+  };
+  const coordinate = async () => {
+    now += seconds(10);
+    const tick = async (target: ShardTarget) => {
+      await invoke(target, []);
+    };
+    await runCoordinator({ plan, store, coordinator, shards, clock, tick });
+    await commitCompletedCheckpoints({ plan, store, coordinator, committer, shards });
+  };
+
+  const positions = new Map(shards.map((target) => [target, 0]));
+  let redelivered = 0;
+  let cut = 0;
+  try {
+    for (let quietRounds = 0; quietRounds < 4; ) {
+      let delivered = 0;
+      for (const target of shards) {
+        const poll = await reader.readAvailable(target.topic, target.partition, positions.get(target) ?? 0, 20 + Math.floor(random() * 150));
+        let records = poll.records;
+        if (records.length === 0) continue;
+        delivered += records.length;
+        if (random() < 0.1 && records.length > 5) {
+          cut++;
+          records = records.slice(3);
+        }
+        await invoke(target, records);
+        if (random() < 0.1) {
+          redelivered++;
+          await invoke(target, records);
+        }
+        positions.set(target, poll.next);
+        now += 500;
+      }
+      if (delivered === 0 || random() < 0.3) await coordinate();
+      quietRounds = delivered === 0 ? quietRounds + 1 : 0;
+    }
+  } finally {
+    await processor.close();
+    await committer.close();
+    await reader.close();
+  }
+  const expected = expectedOutput(kind, orders);
+  const consumed = await consumeTopic(`${name}-out`, { brokers, expected: expected.size });
+  const written = consumed.map((message) => JSON.parse(message.value ?? '') as Total);
+  return { seed, kind, stages: plan.stages.length, problems: compare(kind, written, expected), crashes, redelivered, cut };
+}
