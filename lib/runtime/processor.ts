@@ -2,6 +2,7 @@ import type { KafkaSink } from '../api/sink.js';
 import { KafkaAdmin } from '../kafka/admin.js';
 import type { KafkaConnectionOptions } from '../kafka/connection.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
+import { KafkaCommitter } from '../kafka/committer.js';
 import { CommittedRangeReader } from '../kafka/range-reader.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
@@ -9,7 +10,7 @@ import { TransactionalWriter } from '../kafka/transactional-writer.js';
 import { createRecordWriter } from '../kafka/writer.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
-import type { ShardRef, ShardStore } from '../state/shard-store.js';
+import { ShardFencedError, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { prepareShardBatch, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import type { StageOutputs } from './stage-executor.js';
@@ -79,12 +80,14 @@ function initialProgress(): RuntimeProgress {
 export class Processor {
   private readonly admin: KafkaAdmin;
   private readonly reader: CommittedRangeReader;
+  private readonly committer: KafkaCommitter;
   private readonly clock: () => number;
   private readonly poolSize: number;
 
   constructor(private readonly options: ProcessorOptions) {
     this.admin = new KafkaAdmin(options.kafka);
     this.reader = new CommittedRangeReader(options.kafka);
+    this.committer = new KafkaCommitter(options.kafka);
     this.clock = options.clock ?? Date.now;
     this.poolSize = options.transactionPoolSize ?? DEFAULT_POOL_SIZE;
   }
@@ -139,7 +142,14 @@ export class Processor {
         ? (prepared.progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER)
         : previous.acknowledgedWatermark,
     };
-    await store.commit(claim, progress);
+    try {
+      await store.commit(claim, progress);
+    } catch (error) {
+      // Fenced by a newer invocation: nothing records this transaction, so abort it now rather
+      // than leave it holding back read_committed readers until its timeout.
+      if (transaction && error instanceof ShardFencedError) await this.committer.abort(transaction).catch(() => undefined);
+      throw error;
+    }
     this.options.onStep?.('committed', shard);
     return {
       shard,
@@ -192,6 +202,9 @@ export class Processor {
     if (!transactional) return undefined;
 
     const transactionalId = this.transactionalId(stage, shard, epoch);
+    // A zombie that begins a transaction after its successor aborted the lingering ones would
+    // leave it open until its timeout: check ownership last thing before beginning.
+    if ((await this.options.store.peek(shard))?.epoch !== epoch) throw new ShardFencedError(shard, epoch);
     if (pending.some((p) => p.handle.transactionalId === transactionalId)) {
       throw new Error(
         `Shard ${shard.stage}/${shard.shard}: transactional id ${transactionalId} still holds a transaction that waits ` +
@@ -256,6 +269,7 @@ export class Processor {
   }
 
   async close(): Promise<void> {
+    await this.committer.close();
     await this.reader.close();
     await this.admin.close();
   }

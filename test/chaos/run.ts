@@ -29,6 +29,7 @@ let ran = 0;
 let failed = 0;
 let redelivered = 0;
 let cut = 0;
+let concurrent = 0;
 try {
   for (let i = 0; i < schedules && Date.now() < deadline; i++) {
     const seed = firstSeed + i;
@@ -37,6 +38,7 @@ try {
     ran++;
     redelivered += result.redelivered;
     cut += result.cut;
+    concurrent += result.concurrent;
     for (const [step, n] of Object.entries(result.crashes)) crashes[step] = (crashes[step] ?? 0) + n;
     if (result.problems.length > 0) {
       failed++;
@@ -51,7 +53,8 @@ try {
   if (local?.started) await stopLocalBroker();
 }
 process.stdout.write(
-  `crashes by step ${JSON.stringify(crashes)}, redelivered batches ${redelivered}, cut batches ${cut}\n` +
+  `crashes by step ${JSON.stringify(crashes)}, redelivered batches ${redelivered}, cut batches ${cut}, ` +
+    `concurrent runs ${concurrent}\n` +
     `${ran - failed} passed, ${failed} failed\n`,
 );
 process.exitCode = failed > 0 ? 1 : 0;

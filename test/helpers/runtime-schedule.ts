@@ -10,6 +10,7 @@ import { commitCompletedCheckpoints, listShards, runCoordinator, type ShardTarge
 import { Processor, type ProcessorStep } from '../../lib/runtime/processor.js';
 import { DynamoCoordinatorStore } from '../../lib/state/coordinator-store.js';
 import { DynamoShardStore, ensureStateTable } from '../../lib/state/dynamodb-shard-store.js';
+import { ShardFencedError } from '../../lib/state/shard-store.js';
 import { consumeTopic, uniqueName } from './kafka-io.js';
 import { closingOrders, expectedTotals, generateOrders, seededRandom, type GeneratedOrder } from './orders.js';
 import { orderTotalsPipeline, type OrderTotalsOptions, type Total } from './pipelines.js';
@@ -33,6 +34,8 @@ export interface ScheduleResult {
   readonly crashes: Partial<Record<ProcessorStep, number>>;
   readonly redelivered: number;
   readonly cut: number;
+  /** Times two invocations, coordinators or commit functions ran at once. */
+  readonly concurrent: number;
 }
 
 class Crash extends Error {}
@@ -117,14 +120,27 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
   const reader = new CommittedRangeReader(kafka);
   const shards = await listShards(plan, admin);
 
-  /** Retries like Lambda: a failed invocation runs again with the same input. */
+  /** Retries like Lambda: a failed (crashed or fenced) invocation runs again with the same input. */
   const invoke = async (target: ShardTarget, records: KafkaRecord[]) => {
     for (let attempt = 0; ; attempt++) {
       try {
         return await processor.processShard(target.stageId, target.topic, target.partition, records);
       } catch (error) {
-        if (!(error instanceof Crash) || attempt > 50) throw error;
+        if (!(error instanceof Crash || error instanceof ShardFencedError) || attempt > 50) throw error;
+        // Two retry loops on one shard fence each other; jitter lets one of them through. (The
+        // seed fixes which faults happen, not how concurrent runs interleave.)
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * Math.min(attempt + 1, 10)));
       }
+    }
+  };
+  let concurrent = 0;
+  /** Now and then, two at once: overlapping retries, a zombie beside its successor, two coordinators. */
+  const maybeTwice = async (run: () => Promise<unknown>) => {
+    if (random() < 0.1) {
+      concurrent++;
+      await Promise.all([run(), run()]);
+    } else {
+      await run();
     }
   };
   const coordinate = async () => {
@@ -132,8 +148,8 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
     const tick = async (target: ShardTarget) => {
       await invoke(target, []);
     };
-    await runCoordinator({ plan, store, coordinator, shards, clock, tick });
-    await commitCompletedCheckpoints({ plan, store, coordinator, committer, shards });
+    await maybeTwice(() => runCoordinator({ plan, store, coordinator, shards, clock, tick }));
+    await maybeTwice(() => commitCompletedCheckpoints({ plan, store, coordinator, committer, shards }));
   };
 
   const positions = new Map(shards.map((target) => [target, 0]));
@@ -151,7 +167,7 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
           cut++;
           records = records.slice(3);
         }
-        await invoke(target, records);
+        await maybeTwice(() => invoke(target, records));
         if (random() < 0.1) {
           redelivered++;
           await invoke(target, records);
@@ -170,5 +186,5 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
   const expected = expectedOutput(kind, orders);
   const consumed = await consumeTopic(`${name}-out`, { brokers, expected: expected.size });
   const written = consumed.map((message) => JSON.parse(message.value ?? '') as Total);
-  return { seed, kind, stages: plan.stages.length, problems: compare(kind, written, expected), crashes, redelivered, cut };
+  return { seed, kind, stages: plan.stages.length, problems: compare(kind, written, expected), crashes, redelivered, cut, concurrent };
 }
