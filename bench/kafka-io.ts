@@ -13,7 +13,7 @@ import {
   TransactionalWriter,
   type OutputRecord,
 } from '../lib/kafka/index.js';
-import { startLocalBroker } from '../lib/offline/kafka-broker.js';
+import { startLocalBroker, stopLocalBroker } from '../lib/offline/kafka-broker.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -26,7 +26,9 @@ const totalRecords = Number(args.records);
 const partitions = Number(args.partitions);
 const writeBatch = Number(args.batch);
 
-const brokers = brokersFromEnvironment() ?? (await startLocalBroker()).brokers;
+const configured = brokersFromEnvironment();
+const local = configured ? undefined : await startLocalBroker();
+const brokers = configured ?? local?.brokers ?? [];
 const admin = new KafkaAdmin({ brokers });
 const runId = Date.now().toString(36);
 const topics: string[] = [];
@@ -137,6 +139,7 @@ rows.push(await rangedRead(atLeastOnce.topic));
 
 await admin.deleteTopics(topics);
 await admin.close();
+if (local?.started) await stopLocalBroker();
 
 const report = [
   `# lib/kafka throughput`,
