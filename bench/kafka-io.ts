@@ -5,7 +5,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
-  brokersFromEnvironment,
   CommittedRangeReader,
   createRecordWriter,
   KafkaAdmin,
@@ -13,7 +12,7 @@ import {
   TransactionalWriter,
   type OutputRecord,
 } from '../lib/kafka/index.js';
-import { startLocalBroker, stopLocalBroker } from '../lib/offline/kafka-broker.js';
+import { acquireBrokers } from '../lib/offline/kafka-broker.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -26,9 +25,7 @@ const totalRecords = Number(args.records);
 const partitions = Number(args.partitions);
 const writeBatch = Number(args.batch);
 
-const configured = brokersFromEnvironment();
-const local = configured ? undefined : await startLocalBroker();
-const brokers = configured ?? local?.brokers ?? [];
+const { brokers, release } = await acquireBrokers();
 const admin = new KafkaAdmin({ brokers });
 const runId = Date.now().toString(36);
 const topics: string[] = [];
@@ -139,7 +136,7 @@ rows.push(await rangedRead(atLeastOnce.topic));
 
 await admin.deleteTopics(topics);
 await admin.close();
-if (local?.started) await stopLocalBroker();
+await release();
 
 const report = [
   `# lib/kafka throughput`,

@@ -5,6 +5,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KafkaAdmin } from '../kafka/admin.js';
+import { brokersFromEnvironment } from '../kafka/connection.js';
 
 /**
  * Launches a single-node Apache Kafka broker (KRaft, broker and controller in one JVM) on
@@ -283,4 +284,22 @@ export async function stopLocalBroker(options: LocalBrokerOptions = {}, graceMs 
     process.kill(pid, 'SIGKILL');
   }
   return true;
+}
+
+/**
+ * The brokers a command or a test run should use: `KAFKA_BROKERS` when set, else the local
+ * broker, started if need be. `release` stops the local broker only if this call started it.
+ */
+export async function acquireBrokers(
+  options: LocalBrokerOptions = {},
+): Promise<{ brokers: string[]; release: () => Promise<void> }> {
+  const configured = brokersFromEnvironment();
+  if (configured) return { brokers: configured, release: () => Promise.resolve() };
+  const broker = await startLocalBroker(options);
+  return {
+    brokers: broker.brokers,
+    release: async () => {
+      if (broker.started) await stopLocalBroker(options);
+    },
+  };
 }

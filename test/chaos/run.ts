@@ -3,9 +3,9 @@
 // pipelines, against the local broker (or KAFKA_BROKERS) and an embedded dynalite. Stops
 // after the given count or time, prints each failing seed, exits non-zero if any failed.
 import { parseArgs } from 'node:util';
-import { brokersFromEnvironment, KafkaAdmin } from '../../lib/kafka/index.js';
+import { KafkaAdmin } from '../../lib/kafka/index.js';
 import { startDynamoDbEmulator } from '../../lib/offline/emulators.js';
-import { startLocalBroker, stopLocalBroker } from '../../lib/offline/kafka-broker.js';
+import { acquireBrokers } from '../../lib/offline/kafka-broker.js';
 import { runSchedule, type ScheduleKind } from '../helpers/runtime-schedule.js';
 
 const { values } = parseArgs({
@@ -19,9 +19,7 @@ const schedules = Number(values.schedules);
 const firstSeed = Number(values.seed);
 const deadline = Date.now() + Number(values.minutes) * 60_000;
 
-const configured = brokersFromEnvironment();
-const local = configured ? undefined : await startLocalBroker();
-const brokers = configured ?? local?.brokers ?? [];
+const { brokers, release } = await acquireBrokers();
 const admin = new KafkaAdmin({ brokers });
 const dynamo = await startDynamoDbEmulator();
 const crashes: Record<string, number> = {};
@@ -50,7 +48,7 @@ try {
 } finally {
   await admin.close();
   await dynamo.close();
-  if (local?.started) await stopLocalBroker();
+  await release();
 }
 process.stdout.write(
   `crashes by step ${JSON.stringify(crashes)}, redelivered batches ${redelivered}, cut batches ${cut}, ` +

@@ -1,53 +1,27 @@
 // The Lambda handlers over the runtime, fed Lambda-shaped Kafka events, against the real
 // broker and dynalite — including a partition that never receives a record.
 import type { MSKEvent, SelfManagedKafkaEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { minutes } from '../../../lib/api/index.js';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
-import { CommittedRangeReader, createRecordWriter, KafkaAdmin, type KafkaRecord } from '../../../lib/kafka/index.js';
-import { startDynamoDbEmulator, type Emulator } from '../../../lib/offline/emulators.js';
+import { CommittedRangeReader, createRecordWriter } from '../../../lib/kafka/index.js';
 import { commitHandler, coordinatorHandler, processorHandler, type TickEvent } from '../../../lib/runtime/handlers.js';
 import { PipelineRuntime } from '../../../lib/runtime/runtime.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { lambdaRecords } from '../../helpers/lambda-events.js';
+import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 import { closingOrders, expectedTotals, generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';
 
-let dynamo: Emulator;
-let admin: KafkaAdmin;
-beforeAll(async () => {
-  dynamo = await startDynamoDbEmulator();
-  admin = new KafkaAdmin({ brokers: testBrokers() });
-});
-afterAll(async () => {
-  await admin.close();
-  await dynamo.close();
-});
-
-/** Records as Lambda's Kafka trigger sends them: keyed "topic-partition", base64, header byte arrays. */
-function lambdaRecords(records: readonly KafkaRecord[]): MSKEvent['records'] {
-  const grouped: MSKEvent['records'] = {};
-  for (const r of records) {
-    (grouped[`${r.topic}-${r.partition}`] ??= []).push({
-      topic: r.topic,
-      partition: r.partition,
-      offset: r.offset,
-      timestamp: r.timestamp,
-      timestampType: r.timestampType,
-      key: r.key?.toString('base64') ?? '',
-      value: r.value?.toString('base64') ?? '',
-      headers: r.headers.map((h) => ({ [h.key]: [...(h.value ?? Buffer.alloc(0))] })),
-    });
-  }
-  return grouped;
-}
+const environment = useRuntimeEnvironment();
 
 describe('the Lambda handlers', () => {
   it('process MSK and self-managed events, tick an idle partition, and commit exactly the expected totals', async () => {
     const name = uniqueName('handlers');
     const input = `${name}-orders`;
     // Three partitions; orders go to 0 and 1 only: partition 2 stays idle throughout.
-    await admin.ensureTopics([
+    await environment().admin.ensureTopics([
       { topic: input, partitions: 3 },
       { topic: `${name}-out`, partitions: 1 },
     ]);
@@ -64,12 +38,12 @@ describe('the Lambda handlers', () => {
     await writer.flush();
     await writer.close();
 
-    const client = createDocumentClient(dynamo.clientOptions);
+    const client = createDocumentClient(environment().dynamo);
     await ensureStateTable(client, name);
     let now = 5_000_000;
     const runtime = new PipelineRuntime(
       orderTotalsPipeline({ name, input, brokers: testBrokers(), window: minutes(5) }),
-      { tableName: name, kafka: { brokers: testBrokers() }, aws: dynamo.clientOptions },
+      { tableName: name, kafka: { brokers: testBrokers() }, aws: environment().dynamo },
       { clock: () => now },
     );
     const processor = processorHandler(runtime, 'stage-1');
@@ -89,7 +63,7 @@ describe('the Lambda handlers', () => {
     const commit = commitHandler(runtime);
 
     const reader = new CommittedRangeReader({ brokers: testBrokers() });
-    const [description] = await admin.describeTopics([input]);
+    const [description] = await environment().admin.describeTopics([input]);
     const records = (
       await Promise.all(
         (description?.partitions ?? []).map((p) => reader.read({ topic: input, partition: p.partition, from: 0, to: Number(p.high) })),
@@ -133,7 +107,7 @@ describe('the Lambda handlers', () => {
   it('refuses a stage the pipeline does not have', () => {
     const runtime = new PipelineRuntime(
       orderTotalsPipeline({ name: 'no-such-stage', input: 'in', brokers: testBrokers(), window: minutes(1) }),
-      { tableName: 'unused', kafka: { brokers: testBrokers() }, aws: dynamo.clientOptions },
+      { tableName: 'unused', kafka: { brokers: testBrokers() }, aws: environment().dynamo },
     );
     expect(() => processorHandler(runtime, 'stage-7')).toThrow('Pipeline no-such-stage has no stage-7; its stages are stage-1');
   });

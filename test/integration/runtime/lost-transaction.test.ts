@@ -1,35 +1,27 @@
 // A pre-committed transaction that the broker aborts (its timeout passed before the
 // checkpoint committed it) is data loss: the commit function must say so, naming the shard
 // and the checkpoint, and never report success.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { minutes } from '../../../lib/api/index.js';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
-import { CommittedRangeReader, createRecordWriter, KafkaAdmin, TransactionLostError } from '../../../lib/kafka/index.js';
-import { startDynamoDbEmulator, type Emulator } from '../../../lib/offline/emulators.js';
+import { CommittedRangeReader, createRecordWriter, TransactionLostError } from '../../../lib/kafka/index.js';
 import { CheckpointTransactionLostError } from '../../../lib/runtime/coordinator.js';
 import { commitHandler, coordinatorHandler, processorHandler } from '../../../lib/runtime/handlers.js';
 import { PipelineRuntime } from '../../../lib/runtime/runtime.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { lambdaRecords } from '../../helpers/lambda-events.js';
+import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 import { closingOrders, generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline } from '../../helpers/pipelines.js';
 
-let dynamo: Emulator;
-let admin: KafkaAdmin;
-beforeAll(async () => {
-  dynamo = await startDynamoDbEmulator();
-  admin = new KafkaAdmin({ brokers: testBrokers() });
-});
-afterAll(async () => {
-  await admin.close();
-  await dynamo.close();
-});
+const environment = useRuntimeEnvironment();
 
 describe('a transaction lost to its timeout', () => {
   it('is reported by the commit function with its shard and checkpoint, never as success', async () => {
     const name = uniqueName('lost');
     const input = `${name}-orders`;
-    await admin.ensureTopics([
+    await environment().admin.ensureTopics([
       { topic: input, partitions: 1 },
       { topic: `${name}-out`, partitions: 1 },
     ]);
@@ -41,12 +33,12 @@ describe('a transaction lost to its timeout', () => {
     await writer.flush();
     await writer.close();
 
-    const client = createDocumentClient(dynamo.clientOptions);
+    const client = createDocumentClient(environment().dynamo);
     await ensureStateTable(client, name);
     let now = 1_000_000;
     const runtime = new PipelineRuntime(
       orderTotalsPipeline({ name, input, brokers: testBrokers(), window: minutes(5), transactionTimeoutMs: 4_000 }),
-      { tableName: name, kafka: { brokers: testBrokers() }, aws: dynamo.clientOptions },
+      { tableName: name, kafka: { brokers: testBrokers() }, aws: environment().dynamo },
       { clock: () => now },
     );
     const processor = processorHandler(runtime, 'stage-1');
@@ -67,18 +59,7 @@ describe('a transaction lost to its timeout', () => {
     const report = await processor({
       eventSource: 'SelfManagedKafka',
       bootstrapServers: testBrokers().join(','),
-      records: {
-        [`${input}-0`]: records.map((r) => ({
-          topic: r.topic,
-          partition: r.partition,
-          offset: r.offset,
-          timestamp: r.timestamp,
-          timestampType: r.timestampType,
-          key: r.key?.toString('base64') ?? '',
-          value: r.value?.toString('base64') ?? '',
-          headers: [],
-        })),
-      },
+      records: lambdaRecords(records),
     });
     const handle = report.batches[0]?.transaction;
     expect(handle).toBeDefined();
