@@ -155,6 +155,34 @@ describe('the processor’s state path', () => {
     expect(store.requests.itemsRead / store.requests.itemReadRequests).toBeLessThanOrEqual(6);
   });
 
+  it('costs DynamoDB requests per key per batch, not per record', async () => {
+    const client = createDocumentClient(dynamo.clientOptions);
+    await ensureStateTable(client, 'shard-batch-costs');
+    const store = new DynamoShardStore(client, 'shard-batch-costs');
+    const shard = { stage: 'stage-1', shard: 0 };
+    const log = logs[0] ?? [];
+    const clock = () => 0;
+    for (const [from, to] of [
+      [0, 1_000],
+      [1_000, 2_000],
+    ]) {
+      const records = log.slice(from, to);
+      const keys = new Set(records.map((r) => r.key?.toString())).size;
+      const before = { ...store.requests };
+      const batch = await prepareShardBatch({ plan, stage, store, shard, records, clock });
+      await store.commit(batch.claim, batch.progress);
+      const used = Object.fromEntries(
+        Object.entries(store.requests).map(([name, count]) => [name, count - before[name as keyof typeof before]]),
+      );
+      // 1,000 records of 2 keys: one claim (a read and a write), one BatchGetItem, a write per
+      // changed key, one commit — the same for 10 records or 10,000.
+      expect(records).toHaveLength(1_000);
+      expect(keys).toBe(2);
+      expect(used).toEqual({ recordReads: 1, recordWrites: 2, itemReadRequests: 1, itemsRead: 2, itemWrites: batch.keysWritten });
+      expect(batch.keysWritten).toBeLessThanOrEqual(keys);
+    }
+  });
+
   it('refuses a gap it cannot fill', async () => {
     const store = new MemoryShardStore();
     const shard = { stage: 'stage-1', shard: 0 };
