@@ -67,7 +67,10 @@ export interface ShardStore {
   read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>>;
   /** Writes the changed keys under the claim's epoch; invisible until `commit`. */
   write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void>;
-  /** Makes the claim's writes visible and records `progress`, atomically. Once per claim. */
+  /**
+   * Makes the claim's writes visible and records `progress`, atomically. Once per claim; a
+   * repeat of a commit that landed (the retry of an ambiguous failure) returns without writing.
+   */
   commit(claim: ShardClaim, progress: unknown): Promise<void>;
   /** The shard's record as it stands, without claiming: for the coordinator and the commit function. */
   peek(shard: ShardRef): Promise<ShardRecord | undefined>;
@@ -219,9 +222,12 @@ export abstract class ItemShardStore implements ShardStore {
       abortedEpochs: claim.abortedEpochs,
       progress,
     };
-    if (!(await this.putRecordIf(claim.shard, record, { epoch: claim.epoch, uncommitted: true }))) {
-      throw new ShardFencedError(claim.shard, claim.epoch);
-    }
+    if (await this.putRecordIf(claim.shard, record, { epoch: claim.epoch, uncommitted: true })) return;
+    // The condition failed: either a newer claim fenced this one, or this very commit landed
+    // and a retry of an ambiguous failure (a timeout, a 5xx) found it done.
+    const current = await this.getRecord(claim.shard);
+    if (current?.epoch === claim.epoch && current.committedEpoch === claim.epoch) return;
+    throw new ShardFencedError(claim.shard, claim.epoch);
   }
 
   peek(shard: ShardRef): Promise<ShardRecord | undefined> {

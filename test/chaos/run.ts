@@ -28,6 +28,7 @@ let failed = 0;
 let redelivered = 0;
 let cut = 0;
 let concurrent = 0;
+const dynamoFaults = { throttled: 0, ambiguous: 0 };
 try {
   for (let i = 0; i < schedules && Date.now() < deadline; i++) {
     const seed = firstSeed + i;
@@ -37,6 +38,8 @@ try {
     redelivered += result.redelivered;
     cut += result.cut;
     concurrent += result.concurrent;
+    dynamoFaults.throttled += result.dynamoFaults.throttled;
+    dynamoFaults.ambiguous += result.dynamoFaults.ambiguous;
     for (const [step, n] of Object.entries(result.crashes)) crashes[step] = (crashes[step] ?? 0) + n;
     if (result.problems.length > 0) {
       failed++;
@@ -52,7 +55,8 @@ try {
 }
 process.stdout.write(
   `crashes by step ${JSON.stringify(crashes)}, redelivered batches ${redelivered}, cut batches ${cut}, ` +
-    `concurrent runs ${concurrent}\n` +
+    `concurrent runs ${concurrent}, DynamoDB requests throttled ${dynamoFaults.throttled} and answered 503 after ` +
+    `succeeding ${dynamoFaults.ambiguous}\n` +
     `${ran - failed} passed, ${failed} failed\n`,
 );
 process.exitCode = failed > 0 ? 1 : 0;

@@ -3,6 +3,7 @@
 // step boundary, redeliveries and cut batches, run coordinator and commit function now and
 // then, and compare the read_committed output with a plain computation. No vitest here.
 import { minutes, seconds, TumblingEventTimeWindows } from '../../lib/api/index.js';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient, type AwsClientOptions } from '../../lib/aws/clients.js';
 import { CommittedRangeReader, createRecordWriter, KafkaCommitter, type KafkaAdmin, type KafkaRecord } from '../../lib/kafka/index.js';
 import { planPipeline } from '../../lib/plan/planner.js';
@@ -36,9 +37,36 @@ export interface ScheduleResult {
   readonly cut: number;
   /** Times two invocations, coordinators or commit functions ran at once. */
   readonly concurrent: number;
+  /** DynamoDB requests throttled, and answered 503 after they had succeeded. */
+  readonly dynamoFaults: { readonly throttled: number; readonly ambiguous: number };
 }
 
 class Crash extends Error {}
+
+/**
+ * Makes DynamoDB misbehave as it does under load: some requests are throttled before they
+ * reach the table, and some succeed but answer 503, so that the SDK's retry meets its own
+ * write (a conditional write then fails on it). The SDK's standard retries handle both.
+ */
+function injectDynamoFaults(client: DynamoDBDocumentClient, random: () => number, counts: { throttled: number; ambiguous: number }) {
+  const failure = (name: string, status: number) =>
+    Object.assign(new Error(`injected ${name}`), { name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status } });
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      if (random() < 0.03) {
+        counts.throttled++;
+        throw failure('ThrottlingException', 400);
+      }
+      const result = await next(args);
+      if (random() < 0.03) {
+        counts.ambiguous++;
+        throw failure('ServiceUnavailable', 503);
+      }
+      return result;
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'sluiceFaultInjection' },
+  );
+}
 
 const SCHEDULES: Record<ScheduleKind, { window: number; rest: OrderTotalsOptions['rest'] }> = {
   'one-stage': { window: minutes(5), rest: (totals) => totals },
@@ -101,8 +129,10 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
   await producer.close();
 
   const plan = planPipeline(orderTotalsPipeline({ name, input, brokers, ...SCHEDULES[kind] }));
-  const client = createDocumentClient(environment.dynamo);
+  const client = createDocumentClient({ ...environment.dynamo, maxAttempts: 10 });
   await ensureStateTable(client, name);
+  const dynamoFaults = { throttled: 0, ambiguous: 0 };
+  injectDynamoFaults(client, random, dynamoFaults);
   const store = new DynamoShardStore(client, name);
   const coordinator = new DynamoCoordinatorStore(client, name);
   let now = 1_000_000;
@@ -186,5 +216,15 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
   const expected = expectedOutput(kind, orders);
   const consumed = await consumeTopic(`${name}-out`, { brokers, expected: expected.size });
   const written = consumed.map((message) => JSON.parse(message.value ?? '') as Total);
-  return { seed, kind, stages: plan.stages.length, problems: compare(kind, written, expected), crashes, redelivered, cut, concurrent };
+  return {
+    seed,
+    kind,
+    stages: plan.stages.length,
+    problems: compare(kind, written, expected),
+    crashes,
+    redelivered,
+    cut,
+    concurrent,
+    dynamoFaults,
+  };
 }

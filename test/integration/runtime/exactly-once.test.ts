@@ -16,13 +16,14 @@ describe('the serverless runtime, exactly once', () => {
     ['two-stage', 21],
     ['two-stage', 22],
   ] as const)(
-    '%s pipeline: exact read_committed output through crashes at every step, redeliveries and cut batches (seed %i)',
+    '%s pipeline: exact read_committed output through crashes at every step, redelivered and cut batches, concurrent runs and DynamoDB faults (seed %i)',
     async (kind, seed) => {
       const result = await runSchedule(environment(), kind, seed);
       expect(result.stages).toBe(kind === 'one-stage' ? 1 : 2);
       expect(result.problems, `seed ${seed}`).toEqual([]);
       expect(Object.values(result.crashes).reduce((a, b) => a + b, 0)).toBeGreaterThan(3);
       expect(result.redelivered + result.cut).toBeGreaterThan(0);
+      expect(result.dynamoFaults.throttled + result.dynamoFaults.ambiguous).toBeGreaterThan(10);
     },
     240_000,
   );

@@ -120,10 +120,22 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
       expect(await readAll(store, await store.claim(shard), ['a'])).toEqual({ a: { count: 1 } });
     });
 
-    it('commits once per claim', async () => {
+    it('treats a commit that landed but reported failure (an ambiguous error, retried) as done', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const claim = await store.claim(shard);
+      await store.write(claim, [{ key: key('a'), state: { count: 1 } }]);
+      await store.commit(claim, { offset: 1 });
+      // What the retry of a commit whose response was lost sees: its own commit, already there.
+      await store.commit(claim, { offset: 1 });
+      expect(await readAll(store, await store.claim(shard), ['a'])).toEqual({ a: { count: 1 } });
+    });
+
+    it('commits once per claim: a later claim fences an old one even after it committed', async () => {
       const store = await createStore();
       const shard = newShard();
       const claim = await commitBatch(store, shard, { a: 1 }, { offset: 1 });
+      await store.claim(shard);
       await expect(store.commit(claim, { offset: 2 })).rejects.toBeInstanceOf(ShardFencedError);
     });
 
