@@ -11,7 +11,7 @@ export { DeliveryGuarantee } from './delivery-guarantee.js';
 export type { TransactionDescription, TransactionStateName } from './describe-transactions.js';
 export { TransactionAlreadyCommittedError, TransactionLostError } from './errors.js';
 export { CommittedRangeReader, RangeReadError, type OffsetRange, type RangeReaderOptions } from './range-reader.js';
-export { partitionKey, type KafkaRecord, type OutputRecord, type RecordHeader, type TimestampType } from './records.js';
+export type { KafkaRecord, OutputRecord, RecordHeader, TimestampType } from './records.js';
 export type { TransactionHandle } from './transaction-handle.js';
 export {
   TransactionalWriter,

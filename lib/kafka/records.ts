@@ -33,8 +33,3 @@ export interface OutputRecord {
   /** Milliseconds since the epoch; the broker's time when absent. */
   readonly timestamp?: number;
 }
-
-/** `topic-partition`, as Lambda names a partition in its events. */
-export function partitionKey(topic: string, partition: number): string {
-  return `${topic}-${partition}`;
-}

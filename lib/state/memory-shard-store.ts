@@ -48,9 +48,4 @@ export class MemoryShardStore extends ItemShardStore {
   protected writeConcurrency(): number {
     return 1;
   }
-
-  /** What is stored for a key, for tests that look underneath the protocol. */
-  storedItem(shard: ShardRef, key: KeyRef): KeyItem | undefined {
-    return this.items.get(shardId(shard))?.get(key.serialized);
-  }
 }

@@ -1,7 +1,8 @@
 // One step of a transaction, run as its own OS process by the cross-process tests. It
 // prints a JSON result and exits without committing anything it did not commit on purpose.
 import {
-  KafkaCommitter,
+  abortTransaction,
+  commitTransaction,
   TransactionalWriter,
   TransactionLostError,
   type OpenTransaction,
@@ -58,16 +59,14 @@ async function main(): Promise<unknown> {
     }
     case 'commit':
     case 'abort': {
-      const committer = new KafkaCommitter({ brokers });
+      const handle = step.handle as TransactionHandle;
       try {
-        const handle = step.handle as TransactionHandle;
-        const outcome = step.action === 'commit' ? await committer.commit(handle) : await committer.abort(handle);
+        const outcome =
+          step.action === 'commit' ? await commitTransaction(handle, { brokers }) : await abortTransaction(handle, { brokers });
         return { outcome };
       } catch (error) {
         if (error instanceof TransactionLostError) return { lost: error.message };
         throw error;
-      } finally {
-        await committer.close();
       }
     }
   }
