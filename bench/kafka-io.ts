@@ -25,7 +25,7 @@ const totalRecords = Number(args.records);
 const partitions = Number(args.partitions);
 const writeBatch = Number(args.batch);
 
-const { brokers, release } = await acquireBrokers();
+const { brokers, release } = await acquireBrokers({ fresh: true });
 const admin = new KafkaAdmin({ brokers });
 const runId = Date.now().toString(36);
 const topics: string[] = [];

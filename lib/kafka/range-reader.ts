@@ -157,25 +157,39 @@ export class CommittedRangeReader {
     return { records, next: position };
   }
 
+  /**
+   * One fetch from the partition's leader. A retriable error — a leader moving, or a topic the
+   * broker has not finished creating — refreshes metadata and tries again, for up to the
+   * reader's wait timeout.
+   */
   private async fetch(
     cluster: Cluster,
     { topic, partition }: OffsetRange,
     position: number,
     maxWaitMs = 200,
   ): Promise<FetchPartitionResponse> {
-    const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader;
-    if (leader === undefined) throw new Error(`Topic "${topic}" has no partition ${partition}`);
-    const broker = await cluster.findBroker({ nodeId: leader });
-    const { responses } = await broker.fetch({
-      isolationLevel: READ_COMMITTED,
-      maxWaitTime: maxWaitMs,
-      minBytes: 1,
-      maxBytes: this.fetchMaxBytes,
-      topics: [{ topic, partitions: [{ partition, fetchOffset: String(position), maxBytes: this.fetchMaxBytes }] }],
-    });
-    const response = responses.find((r) => r.topicName === topic)?.partitions.find((p) => p.partition === partition);
-    if (!response) throw new Error(`The leader of ${topic}-${partition} returned no data for it`);
-    return response;
+    const deadline = Date.now() + this.waitTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader;
+        if (leader === undefined) throw new Error(`Topic "${topic}" has no partition ${partition}`);
+        const broker = await cluster.findBroker({ nodeId: leader });
+        const { responses } = await broker.fetch({
+          isolationLevel: READ_COMMITTED,
+          maxWaitTime: maxWaitMs,
+          minBytes: 1,
+          maxBytes: this.fetchMaxBytes,
+          topics: [{ topic, partitions: [{ partition, fetchOffset: String(position), maxBytes: this.fetchMaxBytes }] }],
+        });
+        const response = responses.find((r) => r.topicName === topic)?.partitions.find((p) => p.partition === partition);
+        if (!response) throw new Error(`The leader of ${topic}-${partition} returned no data for it`);
+        return response;
+      } catch (error) {
+        if ((error as { retriable?: unknown }).retriable !== true || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 1_000)));
+        await cluster.refreshMetadata();
+      }
+    }
   }
 
   close(): Promise<void> {

@@ -26,6 +26,12 @@ export interface LocalBrokerOptions {
   readonly startTimeoutMs?: number;
   /** Progress lines (fetching, formatting, starting); silent by default. */
   readonly log?: (line: string) => void;
+  /**
+   * Start from empty storage when a new broker has to be started (a running one is still
+   * reused as it is). Test runs use it: a broker that reloads the topics of every earlier run
+   * answers before it hosts all their partitions again.
+   */
+  readonly fresh?: boolean;
 }
 
 export interface LocalBroker {
@@ -224,6 +230,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   const libs = ensureKafkaRuntime(options);
   const classpath = join(libs, '*');
   const dataDir = join(stateDir, 'data');
+  if (options.fresh) rmSync(dataDir, { recursive: true, force: true });
   const configFile = join(stateDir, 'server.properties');
   writeFileSync(configFile, renderServerProperties(resolved, dataDir));
 

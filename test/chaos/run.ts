@@ -19,7 +19,7 @@ const schedules = Number(values.schedules);
 const firstSeed = Number(values.seed);
 const deadline = Date.now() + Number(values.minutes) * 60_000;
 
-const { brokers, release } = await acquireBrokers();
+const { brokers, release } = await acquireBrokers({ fresh: true });
 const admin = new KafkaAdmin({ brokers });
 const dynamo = await startDynamoDbEmulator();
 const crashes: Record<string, number> = {};
@@ -33,8 +33,13 @@ try {
   for (let i = 0; i < schedules && Date.now() < deadline; i++) {
     const seed = firstSeed + i;
     const kind: ScheduleKind = i % 2 === 0 ? 'one-stage' : 'two-stage';
-    const result = await runSchedule({ brokers, admin, dynamo: dynamo.clientOptions }, kind, seed);
     ran++;
+    const result = await runSchedule({ brokers, admin, dynamo: dynamo.clientOptions }, kind, seed).catch((error: unknown) => {
+      failed++;
+      process.stdout.write(`FAILED ${kind} seed ${seed}: ${error instanceof Error ? error.message : String(error)}\n`);
+      return undefined;
+    });
+    if (!result) continue;
     redelivered += result.redelivered;
     cut += result.cut;
     concurrent += result.concurrent;

@@ -11,7 +11,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const { brokers, release } = await acquireBrokers({ log: (line) => process.stderr.write(`[kafka] ${line}\n`) });
+  const { brokers, release } = await acquireBrokers({ fresh: true, log: (line) => process.stderr.write(`[kafka] ${line}\n`) });
   project.provide('kafkaBrokers', brokers);
   return release;
 }
