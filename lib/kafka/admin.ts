@@ -123,11 +123,23 @@ export class KafkaAdmin {
     );
   }
 
-  /** The offsets a consumer group committed for a topic, by partition (-1: none). */
-  async groupOffsets(groupId: string, topic: string): Promise<Map<number, number>> {
+  /**
+   * The offsets a consumer group committed for a topic, by partition (-1: none). A group
+   * coordinator that is still loading or moving (a fresh broker creates its offsets topic on
+   * the first request) is waited for, up to `deadlineMs`.
+   */
+  async groupOffsets(groupId: string, topic: string, deadlineMs = 60_000): Promise<Map<number, number>> {
     await this.connect();
-    const [entry] = await this.admin.fetchOffsets({ groupId, topics: [topic] });
-    return new Map((entry?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+    const deadline = Date.now() + deadlineMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const [entry] = await this.admin.fetchOffsets({ groupId, topics: [topic] });
+        return new Map((entry?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+      } catch (error) {
+        if ((error as { retriable?: unknown }).retriable !== true || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
+      }
+    }
   }
 
   /** The earliest offset of each partition whose record timestamp is at or after `timestamp`. */

@@ -2,6 +2,7 @@ import type { KafkaSink } from '../api/sink.js';
 import { KafkaAdmin } from '../kafka/admin.js';
 import type { KafkaConnectionOptions } from '../kafka/connection.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
+import { TransactionLostError } from '../kafka/errors.js';
 import { KafkaCommitter } from '../kafka/committer.js';
 import { CommittedRangeReader } from '../kafka/range-reader.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
@@ -131,7 +132,16 @@ export class Processor {
 
     const { claim } = prepared;
     await this.abortLingering(stage, shard, claim.committedEpoch, claim.epoch, pending);
-    const transaction = await this.writeOutputs(stage, shard, prepared.outputs, claim.epoch, pending);
+    const transaction = await this.writeOutputs(stage, shard, prepared.outputs, claim.epoch, pending).catch(
+      async (error: unknown) => {
+        // A newer invocation's recovery initialised this attempt's transactional id: nothing
+        // records the transaction yet, so this is fencing of the attempt, not a loss.
+        if (error instanceof TransactionLostError && (await store.peek(shard))?.epoch !== claim.epoch) {
+          throw new ShardFencedError(shard, claim.epoch);
+        }
+        throw error;
+      },
+    );
     this.options.onStep?.('output-written', shard);
 
     const progress: RuntimeProgress = {
