@@ -1,5 +1,6 @@
 import type { Admin } from 'kafkajs';
 import { createKafkaClient, type KafkaConnectionOptions } from './connection.js';
+import { retryWhileRetriable } from './errors.js';
 
 export interface TopicSpec {
   readonly topic: string;
@@ -130,16 +131,8 @@ export class KafkaAdmin {
    */
   async groupOffsets(groupId: string, topic: string, deadlineMs = 60_000): Promise<Map<number, number>> {
     await this.connect();
-    const deadline = Date.now() + deadlineMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const [entry] = await this.admin.fetchOffsets({ groupId, topics: [topic] });
-        return new Map((entry?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
-      } catch (error) {
-        if ((error as { retriable?: unknown }).retriable !== true || Date.now() > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
-      }
-    }
+    const [entry] = await retryWhileRetriable(() => this.admin.fetchOffsets({ groupId, topics: [topic] }), deadlineMs);
+    return new Map((entry?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
   }
 
   /** The earliest offset of each partition whose record timestamp is at or after `timestamp`. */

@@ -1,6 +1,6 @@
 import { ClusterConnection, type KafkaConnectionOptions } from './connection.js';
 import type { TransactionDescription } from './describe-transactions.js';
-import { ErrorCode, kafkaErrorCode, TransactionAlreadyCommittedError, TransactionLostError } from './errors.js';
+import { TransactionAlreadyCommittedError, TransactionLostError, transactionLostCode } from './errors.js';
 import type { TransactionHandle } from './transaction-handle.js';
 import { describeTransaction, withTransactionCoordinator } from './transaction-coordinator.js';
 
@@ -37,14 +37,6 @@ function fencedReason(description: TransactionDescription): string {
 }
 
 const UNKNOWN_REASON = 'the broker does not know the transactional id (never written, or expired)';
-
-/** EndTxn errors that mean the transaction under this handle can no longer be committed. */
-const LOST_CODES = new Set<number>([
-  ErrorCode.INVALID_PRODUCER_EPOCH,
-  ErrorCode.PRODUCER_FENCED,
-  ErrorCode.INVALID_TXN_STATE,
-  ErrorCode.INVALID_PRODUCER_ID_MAPPING,
-]);
 
 /**
  * Finalises pre-committed transactions from any process, by handle — Flink's
@@ -124,8 +116,8 @@ export class KafkaCommitter {
         coordinator.endTxn({ ...handle, transactionResult: commit }),
       );
     } catch (error) {
-      const code = kafkaErrorCode(error);
-      if (code === undefined || !LOST_CODES.has(code)) throw error;
+      const code = transactionLostCode(error);
+      if (code === undefined) throw error;
       if (!commit) throw new TransactionAlreadyCommittedError(handle);
       throw new TransactionLostError(handle, `EndTxn answered error code ${code} (aborted or fenced meanwhile)`);
     }

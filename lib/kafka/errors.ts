@@ -63,3 +63,34 @@ export const ErrorCode = {
   PRODUCER_FENCED: 90,
   TRANSACTIONAL_ID_NOT_FOUND: 105,
 } as const;
+
+/** Errors of EndTxn, Produce or AddPartitionsToTxn that mean the transaction under a handle is gone. */
+const TRANSACTION_LOST_CODES = new Set<number>([
+  ErrorCode.INVALID_PRODUCER_EPOCH,
+  ErrorCode.PRODUCER_FENCED,
+  ErrorCode.INVALID_TXN_STATE,
+  ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+]);
+
+/** The error code of `error` if it says the transaction was aborted or fenced, else undefined. */
+export function transactionLostCode(error: unknown): number | undefined {
+  const code = kafkaErrorCode(error);
+  return code !== undefined && TRANSACTION_LOST_CODES.has(code) ? code : undefined;
+}
+
+/**
+ * Runs `request` again while it fails with an error kafkajs marks retriable (a leader
+ * moving, a coordinator loading, a topic not yet hosted), backing off, until `deadlineMs`.
+ */
+export async function retryWhileRetriable<T>(request: () => Promise<T>, deadlineMs: number, beforeRetry?: () => Promise<void>): Promise<T> {
+  const deadline = Date.now() + deadlineMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await request();
+    } catch (error) {
+      if ((error as { retriable?: unknown }).retriable !== true || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 2_000)));
+      await beforeRetry?.();
+    }
+  }
+}

@@ -1,6 +1,7 @@
 import type Cluster from 'kafkajs/src/cluster/index.js';
 import type { FetchedMessage, FetchPartitionResponse } from 'kafkajs/src/cluster/index.js';
 import { ClusterConnection, type KafkaConnectionOptions } from './connection.js';
+import { retryWhileRetriable } from './errors.js';
 import { fromFetchedMessage } from './messages.js';
 import type { KafkaRecord } from './records.js';
 
@@ -168,9 +169,8 @@ export class CommittedRangeReader {
     position: number,
     maxWaitMs = 200,
   ): Promise<FetchPartitionResponse> {
-    const deadline = Date.now() + this.waitTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
+    return retryWhileRetriable(
+      async () => {
         const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader;
         if (leader === undefined) throw new Error(`Topic "${topic}" has no partition ${partition}`);
         const broker = await cluster.findBroker({ nodeId: leader });
@@ -184,12 +184,10 @@ export class CommittedRangeReader {
         const response = responses.find((r) => r.topicName === topic)?.partitions.find((p) => p.partition === partition);
         if (!response) throw new Error(`The leader of ${topic}-${partition} returned no data for it`);
         return response;
-      } catch (error) {
-        if ((error as { retriable?: unknown }).retriable !== true || Date.now() > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 1_000)));
-        await cluster.refreshMetadata();
-      }
-    }
+      },
+      this.waitTimeoutMs,
+      () => cluster.refreshMetadata(),
+    );
   }
 
   close(): Promise<void> {

@@ -3,7 +3,7 @@ import type Cluster from 'kafkajs/src/cluster/index.js';
 import type { ProducePartitionData } from 'kafkajs/src/cluster/index.js';
 import { ClusterConnection, type KafkaConnectionOptions } from './connection.js';
 import type { TransactionStateName } from './describe-transactions.js';
-import { ErrorCode, kafkaErrorCode, TransactionLostError } from './errors.js';
+import { ErrorCode, kafkaErrorCode, TransactionLostError, transactionLostCode } from './errors.js';
 import { estimatedSize, toKafkaMessage, type KafkaMessage as Message } from './messages.js';
 import type { OutputRecord } from './records.js';
 import type { TransactionHandle } from './transaction-handle.js';
@@ -33,14 +33,6 @@ export interface OpenTransaction {
   readonly handle: TransactionHandle;
   readonly partitions: readonly { readonly topic: string; readonly partition: number; readonly nextSequence: number }[];
 }
-
-/** Errors of a Produce or AddPartitionsToTxn that mean the transaction is gone. */
-const LOST_CODES = new Set<number>([
-  ErrorCode.INVALID_PRODUCER_EPOCH,
-  ErrorCode.PRODUCER_FENCED,
-  ErrorCode.INVALID_TXN_STATE,
-  ErrorCode.INVALID_PRODUCER_ID_MAPPING,
-]);
 
 const MAX_SEQUENCE = 2 ** 31;
 const DEFAULT_MAX_BATCH_BYTES = 900_000;
@@ -331,8 +323,8 @@ export class TransactionalWriter {
     try {
       return await request();
     } catch (error) {
-      const code = kafkaErrorCode(error);
-      if (code !== undefined && LOST_CODES.has(code)) {
+      const code = transactionLostCode(error);
+      if (code !== undefined) {
         throw new TransactionLostError(this.handle, `the broker refused a write with error code ${code} (aborted or fenced)`);
       }
       throw error;

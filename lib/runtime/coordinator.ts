@@ -54,15 +54,11 @@ async function progressOf(options: CoordinatorOptions, target: ShardTarget): Pro
   return record?.progress as RuntimeProgress | undefined;
 }
 
-async function acknowledgedBy(options: CoordinatorOptions, target: ShardTarget): Promise<number> {
-  return (await progressOf(options, target))?.acknowledged ?? 0;
-}
-
 /** Each stage's watermark at the checkpoint: the minimum over its shards' acknowledged watermarks. */
-async function stageWatermarks(options: CoordinatorOptions): Promise<Record<string, number>> {
+function stageWatermarks(progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>): Record<string, number> {
   const watermarks: Record<string, number> = {};
-  for (const target of options.shards) {
-    const watermark = (await progressOf(options, target))?.acknowledgedWatermark ?? Number.MIN_SAFE_INTEGER;
+  for (const [target, shardProgress] of progress) {
+    const watermark = shardProgress?.acknowledgedWatermark ?? Number.MIN_SAFE_INTEGER;
     watermarks[target.stageId] = Math.min(watermarks[target.stageId] ?? Number.MAX_SAFE_INTEGER, watermark);
   }
   return watermarks;
@@ -82,13 +78,18 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
     (await coordinator.update(next)) ? { outcome, record: next } : { outcome: 'waiting' as const, record: await coordinator.get() };
 
   if (record.triggered > record.completed) {
-    const lagging: ShardTarget[] = [];
-    for (const target of options.shards) if ((await acknowledgedBy(options, target)) < record.triggered) lagging.push(target);
-    for (const target of lagging) await options.tick(target);
-    const stillLagging = [];
-    for (const target of lagging) if ((await acknowledgedBy(options, target)) < record.triggered) stillLagging.push(target);
-    if (stillLagging.length === 0) {
-      const completedWatermarks = await stageWatermarks(options);
+    // Each shard record is read once, and read again only for shards that had to be ticked.
+    const progress = new Map<ShardTarget, RuntimeProgress | undefined>();
+    for (const target of options.shards) progress.set(target, await progressOf(options, target));
+    const lagging = (targets: readonly ShardTarget[]) =>
+      targets.filter((target) => (progress.get(target)?.acknowledged ?? 0) < record.triggered);
+    const ticked = lagging(options.shards);
+    for (const target of ticked) {
+      await options.tick(target);
+      progress.set(target, await progressOf(options, target));
+    }
+    if (lagging(ticked).length === 0) {
+      const completedWatermarks = stageWatermarks(progress);
       return save({ ...record, completed: record.triggered, completedAt: now, completedWatermarks }, 'completed');
     }
     if (now - record.triggeredAt > plan.checkpointing.timeoutMs) {
