@@ -108,7 +108,8 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     filled = Math.max(0, records.length - deliveredCount);
   }
   const first = records[0];
-  if (first && expected !== null && first.offset > expected) {
+  // A reread already covers the range from the expected offset; only delivered records can leave a gap.
+  if (!options.rereadCommitted && first && expected !== null && first.offset > expected) {
     if (!options.readGap) throw new OffsetGapError(shard, expected, first.offset);
     const gap = await options.readGap(expected, first.offset);
     filled = gap.length;
