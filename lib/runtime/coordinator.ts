@@ -4,7 +4,17 @@ import { TransactionLostError } from '../kafka/errors.js';
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore } from '../state/coordinator-store.js';
 import type { ShardRef, ShardStore } from '../state/shard-store.js';
-import { shardOf, type RuntimeProgress } from './processor.js';
+import {
+  baseManifest,
+  checkpointManifestKey,
+  compactShardState,
+  sameShard,
+  writeManifest,
+  type ManifestShard,
+} from '../snapshot/checkpoint-state.js';
+import type { SnapshotStore } from '../snapshot/snapshot-store.js';
+import { rollBackLostTransaction, type Rollback } from './rollback.js';
+import { runtimeProgressOf, shardOf, type RuntimeProgress } from './processor.js';
 
 /** One shard of the pipeline: a partition of a stage's input topic. */
 export interface ShardTarget {
@@ -31,7 +41,7 @@ export async function listShards(plan: Plan, admin: KafkaAdmin): Promise<ShardTa
   return targets;
 }
 
-function shardRefOf(plan: Plan, target: ShardTarget): ShardRef {
+export function shardRefOf(plan: Plan, target: ShardTarget): ShardRef {
   const stage = plan.stages.find((s) => s.id === target.stageId);
   if (!stage) throw new Error(`Pipeline ${plan.pipeline} has no ${target.stageId}`);
   return shardOf(stage, target.topic, target.partition);
@@ -44,6 +54,8 @@ export interface CoordinatorOptions {
   readonly shards: readonly ShardTarget[];
   /** Runs the processor on a shard with no records, so that an idle shard acknowledges and its time moves. */
   readonly tick: (target: ShardTarget) => Promise<void>;
+  /** Where checkpoints' manifests go; without it, checkpoints keep no snapshot. */
+  readonly snapshots?: SnapshotStore;
   readonly clock?: () => number;
 }
 
@@ -51,7 +63,52 @@ export type CoordinatorOutcome = 'triggered' | 'completed' | 'waiting' | 'abando
 
 async function progressOf(options: CoordinatorOptions, target: ShardTarget): Promise<RuntimeProgress | undefined> {
   const record = await options.store.peek(shardRefOf(options.plan, target));
-  return record?.progress as RuntimeProgress | undefined;
+  return record ? runtimeProgressOf(record.progress) : undefined;
+}
+
+/**
+ * Writes checkpoint `checkpoint`'s manifest (docs/PROTOCOL.md, "S3 snapshots"): for each shard,
+ * its position when it acknowledged, and its state as the previous manifest's objects plus
+ * the deltas this checkpoint covers — so the cost follows what changed since.
+ */
+async function writeCheckpointManifest(
+  options: CoordinatorOptions & { readonly snapshots: SnapshotStore },
+  record: CoordinatorRecord,
+  progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>,
+  watermarks: Record<string, number>,
+  now: number,
+): Promise<void> {
+  const { plan, snapshots } = options;
+  const checkpoint = record.triggered;
+  const previous = await baseManifest(snapshots, record.completed);
+  const shards: ManifestShard[] = [];
+  for (const [target, shardProgress] of progress) {
+    if (!shardProgress) continue;
+    const before = previous?.shards.find((entry) => sameShard(entry, target))?.state ?? [];
+    const covered = shardProgress.deltas.filter((d) => d.checkpoint > record.completed && d.checkpoint <= checkpoint);
+    const position = shardProgress.position;
+    shards.push({
+      ...target,
+      offset: position?.offset ?? null,
+      executor: position?.executor ?? null,
+      acknowledgedWatermark: shardProgress.acknowledgedWatermark,
+      transactions: shardProgress.pending.filter((p) => p.checkpoint <= checkpoint).map((p) => p.handle),
+      state: await compactShardState(
+        snapshots,
+        shardRefOf(plan, target),
+        [...before, ...covered.map((d) => d.object)],
+        plan.maxParallelism,
+      ),
+    });
+  }
+  await writeManifest(snapshots, checkpointManifestKey(checkpoint), {
+    format: 1,
+    pipeline: plan.pipeline,
+    checkpoint,
+    createdAt: now,
+    watermarks,
+    shards,
+  });
 }
 
 /** Each stage's watermark at the checkpoint: the minimum over its shards' acknowledged watermarks. */
@@ -88,8 +145,12 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
       await options.tick(target);
       progress.set(target, await progressOf(options, target));
     }
-    if (lagging(ticked).length === 0) {
+    // A checkpoint completes only after its predecessor committed: a shard rolled back by the
+    // commit function must not end up in a manifest built from its state before the rollback.
+    if (lagging(ticked).length === 0 && record.committed === record.completed) {
       const completedWatermarks = stageWatermarks(progress);
+      const { snapshots } = options;
+      if (snapshots) await writeCheckpointManifest({ ...options, snapshots }, record, progress, completedWatermarks, now);
       return save({ ...record, completed: record.triggered, completedAt: now, completedWatermarks }, 'completed');
     }
     if (now - record.triggeredAt > plan.checkpointing.timeoutMs) {
@@ -127,36 +188,62 @@ export interface CommitFunctionOptions {
   readonly coordinator: CoordinatorStore;
   readonly committer: KafkaCommitter;
   readonly shards: readonly ShardTarget[];
+  /** With the snapshot store, a lost transaction's shard is rolled back and replays; without, the loss is raised. */
+  readonly snapshots?: SnapshotStore;
+}
+
+export interface CommitReport {
+  readonly checkpoint: number;
+  readonly transactions: number;
+  /** Shards rolled back because the broker lost one of their transactions; each names its checkpoint. */
+  readonly rollbacks: readonly Rollback[];
 }
 
 /**
  * The commit function: commits every pending transaction covered by the latest completed
- * checkpoint, then records that checkpoint as committed (so shards free the ids). Committing
- * is idempotent, so a rerun or a concurrent run does no harm; a lost transaction is raised as
- * {@link CheckpointTransactionLostError}, never passed over.
+ * checkpoint, each shard's in epoch order, then records that checkpoint as committed (so
+ * shards free the ids). Committing is idempotent, so a rerun or a concurrent run does no
+ * harm. A lost transaction is never passed over: its shard is rolled back to just before it
+ * and replays ({@link rollBackLostTransaction}), or, without a snapshot store, the loss is
+ * raised as {@link CheckpointTransactionLostError}.
  */
-export async function commitCompletedCheckpoints(options: CommitFunctionOptions): Promise<{ checkpoint: number; transactions: number }> {
-  const { plan, store, coordinator, committer } = options;
+export async function commitCompletedCheckpoints(options: CommitFunctionOptions): Promise<CommitReport> {
+  const { plan, store, coordinator, committer, snapshots } = options;
   const record = await coordinator.get();
-  if (record.completed <= record.committed) return { checkpoint: record.committed, transactions: 0 };
+  if (record.completed <= record.committed) return { checkpoint: record.committed, transactions: 0, rollbacks: [] };
   let transactions = 0;
+  const rollbacks: Rollback[] = [];
+  // A rolled-back stage's output below its checkpoint watermark is not all visible yet: later
+  // stages keep relying on its previous watermark until the replay is committed.
+  const rolledBackStages = new Set<string>();
   for (const target of options.shards) {
     const shard = shardRefOf(plan, target);
-    const progress = (await store.peek(shard))?.progress as RuntimeProgress | undefined;
-    for (const { handle, checkpoint } of progress?.pending ?? []) {
-      if (checkpoint > record.completed) continue;
+    const progress = runtimeProgressOf((await store.peek(shard))?.progress);
+    for (const pending of progress.pending) {
+      if (pending.checkpoint > record.completed) break;
       try {
-        await committer.commit(handle);
+        await committer.commit(pending.handle);
         transactions++;
       } catch (error) {
-        if (error instanceof TransactionLostError) throw new CheckpointTransactionLostError(shard, checkpoint, error);
-        throw error;
+        if (!(error instanceof TransactionLostError)) throw error;
+        const lost = new CheckpointTransactionLostError(shard, pending.checkpoint, error);
+        if (!snapshots) throw lost;
+        const rollback = await rollBackLostTransaction({ plan, store, coordinator, committer, snapshots }, target, shard, pending, lost);
+        if (rollback) rollbacks.push(rollback);
+        rolledBackStages.add(target.stageId);
+        break;
       }
     }
   }
   for (let current = record; current.committed < record.completed; current = await coordinator.get()) {
-    const next = { ...current, committed: record.completed, committedWatermarks: record.completedWatermarks };
+    const committedWatermarks = { ...record.completedWatermarks };
+    for (const stageId of rolledBackStages) {
+      const kept = current.committedWatermarks[stageId];
+      if (kept === undefined) delete committedWatermarks[stageId];
+      else committedWatermarks[stageId] = kept;
+    }
+    const next = { ...current, committed: record.completed, committedWatermarks };
     if (await coordinator.update(next)) break;
   }
-  return { checkpoint: record.completed, transactions };
+  return { checkpoint: record.completed, transactions, rollbacks };
 }

@@ -1,5 +1,5 @@
 import { decodeKafkaEvent, type LambdaKafkaEvent } from '../aws/kafka-event.js';
-import { commitCompletedCheckpoints, runCoordinator, type CoordinatorOutcome, type ShardTarget } from './coordinator.js';
+import { commitCompletedCheckpoints, runCoordinator, type CommitReport, type CoordinatorOutcome, type ShardTarget } from './coordinator.js';
 import type { BatchReport } from './processor.js';
 import type { PipelineRuntime } from './runtime.js';
 
@@ -51,8 +51,9 @@ export function coordinatorHandler(
   clock: () => number = Date.now,
 ) {
   return async (): Promise<{ outcome: CoordinatorOutcome; checkpoint: number }> => {
-    const { plan, store, coordinator } = runtime;
-    const { outcome, record } = await runCoordinator({ plan, store, coordinator, shards: await runtime.shards(), tick, clock });
+    const { plan, store, coordinator, snapshots } = runtime;
+    const shards = await runtime.shards();
+    const { outcome, record } = await runCoordinator({ plan, store, coordinator, shards, tick, clock, ...(snapshots ? { snapshots } : {}) });
     if (outcome === 'completed' || record.completed > record.committed) await commit();
     return { outcome, checkpoint: outcome === 'completed' ? record.completed : record.triggered };
   };
@@ -60,8 +61,9 @@ export function coordinatorHandler(
 
 /** The commit function: commits what completed checkpoints cover. Safe to invoke by hand, and twice at once. */
 export function commitHandler(runtime: PipelineRuntime) {
-  return async (): Promise<{ checkpoint: number; transactions: number }> => {
-    const { plan, store, coordinator, committer } = runtime;
-    return commitCompletedCheckpoints({ plan, store, coordinator, committer, shards: await runtime.shards() });
+  return async (): Promise<CommitReport> => {
+    const { plan, store, coordinator, committer, snapshots } = runtime;
+    const shards = await runtime.shards();
+    return commitCompletedCheckpoints({ plan, store, coordinator, committer, shards, ...(snapshots ? { snapshots } : {}) });
   };
 }

@@ -14,12 +14,30 @@ import type { CoordinatorStore } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { prepareShardBatch, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
-import type { StageOutputs } from './stage-executor.js';
+import type { ExecutorSnapshot, StageOutputs } from './stage-executor.js';
+import { writeStateDelta } from '../snapshot/checkpoint-state.js';
+import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 
 /** A pre-committed transaction and the checkpoint whose completion commits it. */
 export interface PendingTransaction {
   readonly handle: TransactionHandle;
   readonly checkpoint: number;
+  /** The epoch of the invocation that wrote it. */
+  readonly epoch: number;
+}
+
+/** A committed invocation's state delta in the snapshot store, and the checkpoint that covers it. */
+export interface PendingDelta {
+  readonly epoch: number;
+  readonly checkpoint: number;
+  readonly object: string;
+}
+
+/** Where the shard stood when it acknowledged a checkpoint: the checkpoint's manifest records it. */
+export interface CheckpointPosition {
+  readonly checkpoint: number;
+  readonly offset: number | null;
+  readonly executor: ExecutorSnapshot | null;
 }
 
 /** What the processor records in a shard's commit (docs/PROTOCOL.md, `progress`). */
@@ -29,6 +47,10 @@ export interface RuntimeProgress extends ShardProgress {
   readonly acknowledged: number;
   /** The stage watermark when the shard acknowledged it: all output below it is covered. */
   readonly acknowledgedWatermark: number;
+  /** State deltas not yet covered by a committed checkpoint (with a snapshot store). */
+  readonly deltas: readonly PendingDelta[];
+  /** The shard's position at its latest acknowledgement. */
+  readonly position: CheckpointPosition | null;
 }
 
 /** Step boundaries of one shard's batch, where fault-injection tests make it crash. */
@@ -39,6 +61,11 @@ export interface ProcessorOptions {
   readonly store: ShardStore;
   readonly coordinator: CoordinatorStore;
   readonly kafka: KafkaConnectionOptions;
+  /**
+   * Where each invocation writes what it changed, for checkpoints' snapshots. Without it,
+   * checkpoints commit transactions but keep no snapshot: no restore, no rollback.
+   */
+  readonly snapshots?: SnapshotStore;
   readonly clock?: () => number;
   /**
    * Transactional ids per shard. The invocation holding epoch `e` uses slot `e % size`, so a
@@ -62,6 +89,8 @@ export interface BatchReport {
 }
 
 const DEFAULT_POOL_SIZE = 64;
+/** The most a tick reads to catch a shard up with its log. */
+const MAX_CATCH_UP_RECORDS = 10_000;
 
 /** The shard of a stage's input partition. Sources may read several topics, so the topic is part of it. */
 export function shardOf(stage: Stage, topic: string, partition: number): ShardRef {
@@ -69,7 +98,20 @@ export function shardOf(stage: Stage, topic: string, partition: number): ShardRe
 }
 
 function initialProgress(): RuntimeProgress {
-  return { offset: null, executor: null, pending: [], acknowledged: 0, acknowledgedWatermark: Number.MIN_SAFE_INTEGER };
+  return {
+    offset: null,
+    executor: null,
+    pending: [],
+    acknowledged: 0,
+    acknowledgedWatermark: Number.MIN_SAFE_INTEGER,
+    deltas: [],
+    position: null,
+  };
+}
+
+/** A shard's progress as its record holds it, with the fields older records lack filled in. */
+export function runtimeProgressOf(progress: unknown): RuntimeProgress {
+  return { ...initialProgress(), ...(progress as Partial<RuntimeProgress> | undefined) };
 }
 
 /**
@@ -120,15 +162,30 @@ export class Processor {
         ? { inputWatermark: Math.min(...input.upstream.map((id) => checkpoints.committedWatermarks[id] ?? Number.MIN_SAFE_INTEGER)) }
         : {}),
       ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.reader.read({ topic, partition, from, to }) } : {}),
+      readBehind: async (from: number) => (await this.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS)).records,
     });
     this.options.onStep?.('claimed-and-state-written', shard);
 
-    const previous = (prepared.claim.progress as RuntimeProgress | undefined) ?? initialProgress();
+    const previous = runtimeProgressOf(prepared.claim.progress);
     const acknowledged = Math.max(previous.acknowledged, checkpoints.triggered);
     const acknowledging = acknowledged > previous.acknowledged;
     // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
     const coveringCheckpoint = acknowledging ? acknowledged : acknowledged + 1;
     const pending = previous.pending.filter((p) => p.checkpoint > checkpoints.committed);
+    const deltas = previous.deltas.filter((d) => d.checkpoint > checkpoints.committed);
+    const { snapshots } = this.options;
+    const producesOutput = [...prepared.outputs.sinks.values(), prepared.outputs.repartitions, prepared.outputs.deadLetters].some(
+      (records) => records.length > 0,
+    );
+    if (snapshots && (prepared.changes.length > 0 || producesOutput)) {
+      const object = await writeStateDelta(snapshots, shard, {
+        epoch: prepared.claim.epoch,
+        offsetBefore: prepared.from,
+        executorBefore: previous.executor,
+        changes: prepared.changes,
+      });
+      deltas.push({ epoch: prepared.claim.epoch, checkpoint: coveringCheckpoint, object });
+    }
 
     const { claim } = prepared;
     await this.abortLingering(stage, shard, claim.committedEpoch, claim.epoch, pending);
@@ -146,11 +203,15 @@ export class Processor {
 
     const progress: RuntimeProgress = {
       ...prepared.progress,
-      pending: transaction ? [...pending, { handle: transaction, checkpoint: coveringCheckpoint }] : pending,
+      pending: transaction ? [...pending, { handle: transaction, checkpoint: coveringCheckpoint, epoch: claim.epoch }] : pending,
       acknowledged,
       acknowledgedWatermark: acknowledging
         ? (prepared.progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER)
         : previous.acknowledgedWatermark,
+      deltas,
+      position: acknowledging
+        ? { checkpoint: acknowledged, offset: prepared.progress.offset, executor: prepared.progress.executor }
+        : previous.position,
     };
     try {
       await store.commit(claim, progress);

@@ -1,5 +1,7 @@
 import type { StreamExecutionEnvironment } from '../api/environment.js';
-import { createDocumentClient, type AwsClientOptions } from '../aws/clients.js';
+import { createDocumentClient, createS3Client, type AwsClientOptions } from '../aws/clients.js';
+import { S3SnapshotStore } from '../snapshot/s3-store.js';
+import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import { KafkaAdmin } from '../kafka/admin.js';
 import { KafkaCommitter } from '../kafka/committer.js';
 import { brokersFromEnvironment, type KafkaConnectionOptions } from '../kafka/connection.js';
@@ -14,21 +16,40 @@ import { Processor, type ProcessorOptions } from './processor.js';
 /** Where a deployed (or offline) pipeline keeps its state and reaches Kafka. */
 export interface RuntimeConfig {
   readonly tableName: string;
+  /**
+   * The S3 bucket of checkpoint snapshots (under the prefix `<pipeline>/`). Without it
+   * checkpoints still commit transactions, but there is nothing to restore or roll back to.
+   */
+  readonly snapshotBucket?: string;
   readonly kafka: KafkaConnectionOptions;
-  readonly aws?: AwsClientOptions;
+  readonly dynamodb?: AwsClientOptions;
+  readonly s3?: AwsClientOptions;
 }
 
 /**
  * The runtime's settings from the function's environment: `SLUICE_STATE_TABLE`,
- * `KAFKA_BROKERS`, and `SLUICE_AWS_ENDPOINT` (offline mode's emulators).
+ * `SLUICE_SNAPSHOT_BUCKET`, `KAFKA_BROKERS`, and for offline mode's emulators
+ * `SLUICE_DYNAMODB_ENDPOINT` and `SLUICE_S3_ENDPOINT`.
  */
 export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
-  const tableName = env.SLUICE_STATE_TABLE;
-  if (!tableName) throw new Error('SLUICE_STATE_TABLE is not set: the name of the pipeline\'s DynamoDB state table');
+  const required = (name: string, what: string) => {
+    const value = env[name];
+    if (!value) throw new Error(`${name} is not set: ${what}`);
+    return value;
+  };
+  const tableName = required('SLUICE_STATE_TABLE', "the name of the pipeline's DynamoDB state table");
+  const snapshotBucket = required('SLUICE_SNAPSHOT_BUCKET', "the name of the pipeline's S3 snapshot bucket");
   const brokers = brokersFromEnvironment(env);
   if (!brokers) throw new Error('KAFKA_BROKERS is not set: the bootstrap brokers, host:port,host:port');
-  const endpoint = env.SLUICE_AWS_ENDPOINT;
-  return { tableName, kafka: { brokers }, ...(endpoint ? { aws: { endpoint } } : {}) };
+  const dynamodbEndpoint = env.SLUICE_DYNAMODB_ENDPOINT;
+  const s3Endpoint = env.SLUICE_S3_ENDPOINT;
+  return {
+    tableName,
+    snapshotBucket,
+    kafka: { brokers },
+    ...(dynamodbEndpoint ? { dynamodb: { endpoint: dynamodbEndpoint } } : {}),
+    ...(s3Endpoint ? { s3: { endpoint: s3Endpoint } } : {}),
+  };
 }
 
 /**
@@ -39,6 +60,7 @@ export class PipelineRuntime {
   readonly plan: Plan;
   readonly store: ShardStore;
   readonly coordinator: CoordinatorStore;
+  readonly snapshots: SnapshotStore | undefined;
   readonly processor: Processor;
   readonly committer: KafkaCommitter;
   private readonly admin: KafkaAdmin;
@@ -50,10 +72,20 @@ export class PipelineRuntime {
     processorOptions: Pick<ProcessorOptions, 'clock' | 'onStep' | 'transactionPoolSize'> = {},
   ) {
     this.plan = planPipeline(pipeline);
-    const client = createDocumentClient(config.aws);
+    const client = createDocumentClient(config.dynamodb);
     this.store = new DynamoShardStore(client, config.tableName);
     this.coordinator = new DynamoCoordinatorStore(client, config.tableName);
-    this.processor = new Processor({ plan: this.plan, store: this.store, coordinator: this.coordinator, kafka: config.kafka, ...processorOptions });
+    if (config.snapshotBucket) {
+      this.snapshots = new S3SnapshotStore(createS3Client(config.s3), config.snapshotBucket, `${this.plan.pipeline}/`);
+    }
+    this.processor = new Processor({
+      plan: this.plan,
+      store: this.store,
+      coordinator: this.coordinator,
+      kafka: config.kafka,
+      ...(this.snapshots ? { snapshots: this.snapshots } : {}),
+      ...processorOptions,
+    });
     this.committer = new KafkaCommitter(config.kafka);
     this.admin = new KafkaAdmin(config.kafka);
   }

@@ -1,7 +1,7 @@
 import type { KafkaRecord } from '../kafka/records.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
-import type { ShardClaim, ShardRef, ShardStore } from '../state/shard-store.js';
+import type { ShardClaim, ShardRef, ShardStore, StateChange } from '../state/shard-store.js';
 import { BatchStateBackend } from './batch-state.js';
 import { StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
 
@@ -53,6 +53,12 @@ export interface ShardBatchOptions {
    * hint of which offsets to read.
    */
   readonly rereadCommitted?: (from: number, to: number) => Promise<KafkaRecord[]>;
+  /**
+   * Reads what the shard's input holds from an offset on, for a tick (no records delivered):
+   * a shard behind its log — rolled back, or skipped by the trigger — catches up without
+   * waiting for new input.
+   */
+  readonly readBehind?: (from: number) => Promise<KafkaRecord[]>;
 }
 
 /** A processed batch whose keyed state is written but not yet visible: commit it after its output is safe. */
@@ -60,6 +66,10 @@ export interface PreparedBatch {
   readonly claim: ShardClaim;
   readonly outputs: StageOutputs;
   readonly progress: ShardProgress;
+  /** The offset the batch started at: the shard's previous offset, or its starting offset. */
+  readonly from: number | null;
+  /** The keyed state the batch changed, written under the claim's epoch. */
+  readonly changes: readonly StateChange[];
   /** Records dropped as already processed (redelivery). */
   readonly skipped: number;
   /** Records read to fill a gap. */
@@ -107,6 +117,10 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     records = await options.rereadCommitted(expected ?? records[0]?.offset ?? delivered.offset, delivered.offset + 1);
     filled = Math.max(0, records.length - deliveredCount);
   }
+  if (options.records.length === 0 && options.readBehind && expected !== null) {
+    records = await options.readBehind(expected);
+    filled = records.length;
+  }
   const first = records[0];
   // A reread already covers the range from the expected offset; only delivered records can leave a gap.
   if (!options.rereadCommitted && first && expected !== null && first.offset > expected) {
@@ -151,6 +165,8 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     claim,
     outputs: executor.drainOutputs(),
     progress: { offset: after > 0 ? after : expected, executor: executor.snapshot() },
+    from: expected,
+    changes,
     skipped,
     filled,
     keysRead,

@@ -1,10 +1,10 @@
 // `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60]`: runs fault schedules of the
 // serverless runtime (test/helpers/runtime-schedule.ts), alternating one-stage and two-stage
-// pipelines, against the local broker (or KAFKA_BROKERS) and an embedded dynalite. Stops
+// pipelines, against the local broker (or KAFKA_BROKERS) an embedded dynalite and s3rver. Stops
 // after the given count or time, prints each failing seed, exits non-zero if any failed.
 import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '../../lib/kafka/index.js';
-import { startDynamoDbEmulator } from '../../lib/offline/emulators.js';
+import { startDynamoDbEmulator, startS3Emulator } from '../../lib/offline/emulators.js';
 import { acquireBrokers } from '../../lib/offline/kafka-broker.js';
 import { runSchedule, type ScheduleKind } from '../helpers/runtime-schedule.js';
 
@@ -22,6 +22,7 @@ const deadline = Date.now() + Number(values.minutes) * 60_000;
 const { brokers, release } = await acquireBrokers({ fresh: true });
 const admin = new KafkaAdmin({ brokers });
 const dynamo = await startDynamoDbEmulator();
+const s3 = await startS3Emulator();
 const crashes: Record<string, number> = {};
 let ran = 0;
 let failed = 0;
@@ -29,12 +30,14 @@ let redelivered = 0;
 let cut = 0;
 let concurrent = 0;
 const dynamoFaults = { throttled: 0, ambiguous: 0 };
+const s3Faults = { throttled: 0, ambiguous: 0 };
+let checkpoints = 0;
 try {
   for (let i = 0; i < schedules && Date.now() < deadline; i++) {
     const seed = firstSeed + i;
     const kind: ScheduleKind = i % 2 === 0 ? 'one-stage' : 'two-stage';
     ran++;
-    const result = await runSchedule({ brokers, admin, dynamo: dynamo.clientOptions }, kind, seed).catch((error: unknown) => {
+    const result = await runSchedule({ brokers, admin, dynamo: dynamo.clientOptions, s3: s3.clientOptions }, kind, seed).catch((error: unknown) => {
       failed++;
       process.stdout.write(`FAILED ${kind} seed ${seed}: ${error instanceof Error ? error.message : String(error)}\n`);
       return undefined;
@@ -45,6 +48,9 @@ try {
     concurrent += result.concurrent;
     dynamoFaults.throttled += result.dynamoFaults.throttled;
     dynamoFaults.ambiguous += result.dynamoFaults.ambiguous;
+    s3Faults.throttled += result.s3Faults.throttled;
+    s3Faults.ambiguous += result.s3Faults.ambiguous;
+    checkpoints += result.checkpoints;
     for (const [step, n] of Object.entries(result.crashes)) crashes[step] = (crashes[step] ?? 0) + n;
     if (result.problems.length > 0) {
       failed++;
@@ -56,12 +62,14 @@ try {
 } finally {
   await admin.close();
   await dynamo.close();
+  await s3.close();
   await release();
 }
 process.stdout.write(
   `crashes by step ${JSON.stringify(crashes)}, redelivered batches ${redelivered}, cut batches ${cut}, ` +
     `concurrent runs ${concurrent}, DynamoDB requests throttled ${dynamoFaults.throttled} and answered 503 after ` +
-    `succeeding ${dynamoFaults.ambiguous}\n` +
+    `succeeding ${dynamoFaults.ambiguous}, S3 requests slowed down ${s3Faults.throttled} and answered 500 after ` +
+    `succeeding ${s3Faults.ambiguous}, checkpoint manifests written ${checkpoints}\n` +
     `${ran - failed} passed, ${failed} failed\n`,
 );
 process.exitCode = failed > 0 ? 1 : 0;

@@ -1,21 +1,29 @@
-// The broker (from the test run) and an embedded dynalite, for the runtime's integration tests.
+// The broker (from the test run), an embedded dynalite and s3rver, for the runtime's integration tests.
 import { afterAll, beforeAll } from 'vitest';
 import { KafkaAdmin } from '../../lib/kafka/index.js';
-import { startDynamoDbEmulator, type Emulator } from '../../lib/offline/emulators.js';
+import { startDynamoDbEmulator, startS3Emulator, type Emulator } from '../../lib/offline/emulators.js';
 import { testBrokers } from './kafka.js';
 import type { ScheduleEnvironment } from './runtime-schedule.js';
 
-/** Starts dynalite and an admin client before the file's tests and closes both after; call at top level. */
+/** Starts dynalite, s3rver and an admin client before the file's tests and closes both after; call at top level. */
 export function useRuntimeEnvironment(): () => ScheduleEnvironment {
   let dynamo: Emulator | undefined;
+  let s3: Emulator | undefined;
   let environment: ScheduleEnvironment | undefined;
   beforeAll(async () => {
     dynamo = await startDynamoDbEmulator();
-    environment = { brokers: testBrokers(), admin: new KafkaAdmin({ brokers: testBrokers() }), dynamo: dynamo.clientOptions };
+    s3 = await startS3Emulator();
+    environment = {
+      brokers: testBrokers(),
+      admin: new KafkaAdmin({ brokers: testBrokers() }),
+      dynamo: dynamo.clientOptions,
+      s3: s3.clientOptions,
+    };
   });
   afterAll(async () => {
     await environment?.admin.close();
     await dynamo?.close();
+    await s3?.close();
   });
   return () => {
     if (!environment) throw new Error('useRuntimeEnvironment() is ready only inside tests');

@@ -4,7 +4,10 @@
 // then, and compare the read_committed output with a plain computation. No vitest here.
 import { minutes, seconds, TumblingEventTimeWindows } from '../../lib/api/index.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, type AwsClientOptions } from '../../lib/aws/clients.js';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { createDocumentClient, createS3Client, type AwsClientOptions } from '../../lib/aws/clients.js';
+import { listCheckpoints } from '../../lib/snapshot/checkpoint-state.js';
+import { ensureBucket, S3SnapshotStore } from '../../lib/snapshot/s3-store.js';
 import { CommittedRangeReader, createRecordWriter, KafkaCommitter, type KafkaAdmin, type KafkaRecord } from '../../lib/kafka/index.js';
 import { planPipeline } from '../../lib/plan/planner.js';
 import { commitCompletedCheckpoints, listShards, runCoordinator, type ShardTarget } from '../../lib/runtime/coordinator.js';
@@ -24,6 +27,7 @@ export interface ScheduleEnvironment {
   readonly brokers: readonly string[];
   readonly admin: KafkaAdmin;
   readonly dynamo: AwsClientOptions;
+  readonly s3: AwsClientOptions;
 }
 
 export interface ScheduleResult {
@@ -38,29 +42,43 @@ export interface ScheduleResult {
   /** Times two invocations, coordinators or commit functions ran at once. */
   readonly concurrent: number;
   /** DynamoDB requests throttled, and answered 503 after they had succeeded. */
-  readonly dynamoFaults: { readonly throttled: number; readonly ambiguous: number };
+  readonly dynamoFaults: FaultCounts;
+  /** The same for S3 (SlowDown before, 500 after). */
+  readonly s3Faults: FaultCounts;
+  /** Checkpoints whose manifest was written. */
+  readonly checkpoints: number;
+}
+
+interface FaultCounts {
+  throttled: number;
+  ambiguous: number;
 }
 
 class Crash extends Error {}
 
 /**
- * Makes DynamoDB misbehave as it does under load: some requests are throttled before they
- * reach the table, and some succeed but answer 503, so that the SDK's retry meets its own
- * write (a conditional write then fails on it). The SDK's standard retries handle both.
+ * Makes DynamoDB or S3 misbehave as they do under load: some requests are throttled before
+ * they reach the service, and some succeed but answer 5xx, so that the SDK's retry meets its
+ * own write (a conditional write then fails on it). The SDK's standard retries handle both.
  */
-function injectDynamoFaults(client: DynamoDBDocumentClient, random: () => number, counts: { throttled: number; ambiguous: number }) {
+function injectFaults(
+  client: DynamoDBDocumentClient | S3Client,
+  random: () => number,
+  counts: FaultCounts,
+  errors: { readonly throttled: string; readonly ambiguous: string },
+) {
   const failure = (name: string, status: number) =>
     Object.assign(new Error(`injected ${name}`), { name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status } });
-  client.middlewareStack.add(
+  (client.middlewareStack as DynamoDBDocumentClient['middlewareStack']).add(
     (next) => async (args) => {
       if (random() < 0.03) {
         counts.throttled++;
-        throw failure('ThrottlingException', 400);
+        throw failure(errors.throttled, errors.throttled === 'SlowDown' ? 503 : 400);
       }
       const result = await next(args);
       if (random() < 0.03) {
         counts.ambiguous++;
-        throw failure('ServiceUnavailable', 503);
+        throw failure(errors.ambiguous, errors.ambiguous === 'InternalError' ? 500 : 503);
       }
       return result;
     },
@@ -132,7 +150,12 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
   const client = createDocumentClient({ ...environment.dynamo, maxAttempts: 10 });
   await ensureStateTable(client, name);
   const dynamoFaults = { throttled: 0, ambiguous: 0 };
-  injectDynamoFaults(client, random, dynamoFaults);
+  injectFaults(client, random, dynamoFaults, { throttled: 'ThrottlingException', ambiguous: 'ServiceUnavailable' });
+  const s3Client = createS3Client({ ...environment.s3, maxAttempts: 10 });
+  await ensureBucket(s3Client, name);
+  const s3Faults = { throttled: 0, ambiguous: 0 };
+  injectFaults(s3Client, random, s3Faults, { throttled: 'SlowDown', ambiguous: 'InternalError' });
+  const snapshots = new S3SnapshotStore(s3Client, name, `${name}/`);
   const store = new DynamoShardStore(client, name);
   const coordinator = new DynamoCoordinatorStore(client, name);
   let now = 1_000_000;
@@ -145,7 +168,7 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
     }
   };
   const kafka = { brokers };
-  const processor = new Processor({ plan, store, coordinator, kafka, clock, onStep });
+  const processor = new Processor({ plan, store, coordinator, kafka, clock, onStep, snapshots });
   const committer = new KafkaCommitter(kafka);
   const reader = new CommittedRangeReader(kafka);
   const shards = await listShards(plan, admin);
@@ -178,8 +201,8 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
     const tick = async (target: ShardTarget) => {
       await invoke(target, []);
     };
-    await maybeTwice(() => runCoordinator({ plan, store, coordinator, shards, clock, tick }));
-    await maybeTwice(() => commitCompletedCheckpoints({ plan, store, coordinator, committer, shards }));
+    await maybeTwice(() => runCoordinator({ plan, store, coordinator, shards, clock, tick, snapshots }));
+    await maybeTwice(() => commitCompletedCheckpoints({ plan, store, coordinator, committer, shards, snapshots }));
   };
 
   const positions = new Map(shards.map((target) => [target, 0]));
@@ -226,5 +249,7 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
     cut,
     concurrent,
     dynamoFaults,
+    s3Faults,
+    checkpoints: (await listCheckpoints(snapshots)).length,
   };
 }

@@ -16,7 +16,7 @@ describe('the serverless runtime, exactly once', () => {
     ['two-stage', 21],
     ['two-stage', 22],
   ] as const)(
-    '%s pipeline: exact read_committed output through crashes at every step, redelivered and cut batches, concurrent runs and DynamoDB faults (seed %i)',
+    '%s pipeline: exact read_committed output through crashes at every step, redelivered and cut batches, concurrent runs, DynamoDB and S3 faults (seed %i)',
     async (kind, seed) => {
       const result = await runSchedule(environment(), kind, seed);
       expect(result.stages).toBe(kind === 'one-stage' ? 1 : 2);
@@ -24,6 +24,8 @@ describe('the serverless runtime, exactly once', () => {
       expect(Object.values(result.crashes).reduce((a, b) => a + b, 0)).toBeGreaterThan(3);
       expect(result.redelivered + result.cut).toBeGreaterThan(0);
       expect(result.dynamoFaults.throttled + result.dynamoFaults.ambiguous).toBeGreaterThan(10);
+      expect(result.s3Faults.throttled + result.s3Faults.ambiguous).toBeGreaterThan(0);
+      expect(result.checkpoints).toBeGreaterThan(1);
     },
     240_000,
   );

@@ -43,7 +43,7 @@ describe('the Lambda handlers', () => {
     let now = 5_000_000;
     const runtime = new PipelineRuntime(
       orderTotalsPipeline({ name, input, brokers: testBrokers(), window: minutes(5) }),
-      { tableName: name, kafka: { brokers: testBrokers() }, aws: environment().dynamo },
+      { tableName: name, kafka: { brokers: testBrokers() }, dynamodb: environment().dynamo },
       { clock: () => now },
     );
     const processor = processorHandler(runtime, 'stage-1');
@@ -107,7 +107,7 @@ describe('the Lambda handlers', () => {
   it('refuses a stage the pipeline does not have', () => {
     const runtime = new PipelineRuntime(
       orderTotalsPipeline({ name: 'no-such-stage', input: 'in', brokers: testBrokers(), window: minutes(1) }),
-      { tableName: 'unused', kafka: { brokers: testBrokers() }, aws: environment().dynamo },
+      { tableName: 'unused', kafka: { brokers: testBrokers() }, dynamodb: environment().dynamo },
     );
     expect(() => processorHandler(runtime, 'stage-7')).toThrow('Pipeline no-such-stage has no stage-7; its stages are stage-1');
   });
