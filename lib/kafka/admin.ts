@@ -142,6 +142,12 @@ export class KafkaAdmin {
     return new Map(offsets.map((p) => [p.partition, Number(p.offset)]));
   }
 
+  /** Grows a topic to `partitions` partitions (Kafka cannot shrink one): a deliberate rescale. */
+  async addPartitions(topic: string, partitions: number): Promise<void> {
+    await this.connect();
+    await this.admin.createPartitions({ topicPartitions: [{ topic, count: partitions }] });
+  }
+
   async deleteTopics(topics: readonly string[]): Promise<void> {
     await this.connect();
     await this.admin.deleteTopics({ topics: [...topics] });

@@ -8,6 +8,7 @@ export {
   type KafkaConnectionOptions,
 } from './connection.js';
 export { DeliveryGuarantee } from './delivery-guarantee.js';
+export { partitionForKey } from './partitioning.js';
 export type { TransactionDescription, TransactionStateName } from './describe-transactions.js';
 export { TransactionAlreadyCommittedError, TransactionLostError } from './errors.js';
 export { CommittedRangeReader, RangeReadError, type OffsetRange, type RangeReaderOptions } from './range-reader.js';

@@ -1,4 +1,4 @@
-import type { Producer } from 'kafkajs';
+import { Partitioners, type Producer } from 'kafkajs';
 import { createKafkaClient, type KafkaConnectionOptions } from './connection.js';
 import { DeliveryGuarantee } from './delivery-guarantee.js';
 import { toKafkaMessage } from './messages.js';
@@ -32,6 +32,8 @@ class ProducerWriter implements RecordWriter {
       idempotent,
       maxInFlightRequests: idempotent ? 1 : undefined,
       allowAutoTopicCreation: false,
+      // Kafka's own partitioner (murmur2), as Java clients use: restore relies on it.
+      createPartitioner: Partitioners.DefaultPartitioner,
     });
   }
 

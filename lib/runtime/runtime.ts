@@ -12,6 +12,7 @@ import { DynamoShardStore } from '../state/dynamodb-shard-store.js';
 import type { ShardStore } from '../state/shard-store.js';
 import { listShards, type ShardTarget } from './coordinator.js';
 import { Processor, type ProcessorOptions } from './processor.js';
+import { restoreSnapshot, writeSavepoint, type RestoreReport, type RestoreSource } from './savepoints.js';
 
 /** Where a deployed (or offline) pipeline keeps its state and reaches Kafka. */
 export interface RuntimeConfig {
@@ -97,6 +98,23 @@ export class PipelineRuntime {
       throw error;
     });
     return this.shardList;
+  }
+
+  private requireSnapshots(): SnapshotStore {
+    if (!this.snapshots) throw new Error('Savepoints and restores need the snapshot bucket: set SLUICE_SNAPSHOT_BUCKET');
+    return this.snapshots;
+  }
+
+  /** Writes a named savepoint of the latest committed checkpoint (see {@link writeSavepoint}). */
+  savepoint(name: string): Promise<{ checkpoint: number; key: string }> {
+    return writeSavepoint({ plan: this.plan, coordinator: this.coordinator, snapshots: this.requireSnapshots() }, name);
+  }
+
+  /** Restores a checkpoint or savepoint into this pipeline, rescaling to its current partitions (see {@link restoreSnapshot}). */
+  async restore(source: RestoreSource, clock?: () => number): Promise<RestoreReport> {
+    const { plan, store, coordinator, committer } = this;
+    const shards = await listShards(plan, this.admin);
+    return restoreSnapshot({ plan, store, coordinator, committer, snapshots: this.requireSnapshots(), shards, ...(clock ? { clock } : {}) }, source);
   }
 
   async close(): Promise<void> {

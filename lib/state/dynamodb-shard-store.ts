@@ -1,5 +1,13 @@
 import { CreateTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  ScanCommand,
+  type DynamoDBDocumentClient,
+  type ScanCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 import type { KeyRef } from './keys.js';
 import {
   ItemShardStore,
@@ -124,6 +132,36 @@ export class DynamoShardStore extends ItemShardStore {
 
   protected writeConcurrency(): number {
     return this.concurrency;
+  }
+
+  async deleteKeyedState(): Promise<number> {
+    let deleted = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page: ScanCommandOutput = await this.client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ProjectionExpression: 'pk, sk',
+          FilterExpression: 'begins_with(pk, :key)',
+          ExpressionAttributeValues: { ':key': 'key#' },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      const keys = (page.Items ?? []).map((item) => ({ pk: item.pk as string, sk: item.sk as string }));
+      for (let from = 0; from < keys.length; from += 25) {
+        let requests = keys.slice(from, from + 25).map((Key) => ({ DeleteRequest: { Key } }));
+        for (let attempt = 0; requests.length > 0; attempt++) {
+          if (attempt > 20) throw new Error(`DynamoDB left ${requests.length} deletes unprocessed after 20 retries`);
+          if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(25 * 2 ** attempt, 2_000)));
+          const response = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
+          requests = (response.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
+        }
+      }
+      deleted += keys.length;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return deleted;
   }
 
   private async conditional(command: PutCommand): Promise<boolean> {

@@ -48,4 +48,10 @@ export class MemoryShardStore extends ItemShardStore {
   protected writeConcurrency(): number {
     return 1;
   }
+
+  deleteKeyedState(): Promise<number> {
+    const count = [...this.items.values()].reduce((sum, items) => sum + items.size, 0);
+    this.items.clear();
+    return Promise.resolve(count);
+  }
 }

@@ -74,6 +74,11 @@ export interface ShardStore {
   commit(claim: ShardClaim, progress: unknown): Promise<void>;
   /** The shard's record as it stands, without claiming: for the coordinator and the commit function. */
   peek(shard: ShardRef): Promise<ShardRecord | undefined>;
+  /**
+   * Deletes every key item of every shard (shard records stay, so epochs keep rising): for a
+   * restore, which then writes the restored keys under fresh claims. Returns how many it deleted.
+   */
+  deleteKeyedState(): Promise<number>;
 }
 
 /** One key's item: the newest value and the last committed value before it. */
@@ -156,6 +161,7 @@ export abstract class ItemShardStore implements ShardStore {
   /** Writes the item if the stored one's `curEpoch` is still `expectedCurEpoch` (undefined: if there is none). */
   protected abstract putItemIf(shard: ShardRef, key: KeyRef, item: KeyItem, expectedCurEpoch: number | undefined): Promise<boolean>;
   protected abstract writeConcurrency(): number;
+  abstract deleteKeyedState(): Promise<number>;
 
   async claim(shard: ShardRef): Promise<ShardClaim> {
     for (;;) {

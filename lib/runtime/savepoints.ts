@@ -1,0 +1,273 @@
+import type { KafkaCommitter } from '../kafka/committer.js';
+import { partitionForKey } from '../kafka/partitioning.js';
+import type { Plan, Stage } from '../plan/plan.js';
+import {
+  checkpointManifestKey,
+  isRolledBack,
+  listCheckpoints,
+  readManifest,
+  readShardState,
+  savepointManifestKey,
+  writeManifest,
+  writeStateDelta,
+  type CheckpointManifest,
+  type ManifestShard,
+} from '../snapshot/checkpoint-state.js';
+import type { SnapshotStore } from '../snapshot/snapshot-store.js';
+import type { CoordinatorStore } from '../state/coordinator-store.js';
+import { keyAsRecordKey, type KeyRef } from '../state/keys.js';
+import type { KeyState, ShardClaim, ShardStore } from '../state/shard-store.js';
+import { shardRefOf, type ShardTarget } from './coordinator.js';
+import { runtimeProgressOf, type RuntimeProgress } from './processor.js';
+import type { ExecutorSnapshot, TimerSnapshot } from './stage-executor.js';
+
+export interface SavepointOptions {
+  readonly plan: Plan;
+  readonly coordinator: CoordinatorStore;
+  readonly snapshots: SnapshotStore;
+  readonly clock?: () => number;
+}
+
+/**
+ * Writes a named savepoint: the latest committed checkpoint, each shard's state merged into
+ * one object, under `savepoints/<name>/manifest.json`. Savepoints are never overwritten.
+ */
+export async function writeSavepoint(options: SavepointOptions, name: string): Promise<{ checkpoint: number; key: string }> {
+  const { plan, snapshots } = options;
+  const key = savepointManifestKey(name);
+  if (await snapshots.get(key)) throw new Error(`Savepoint ${name} exists already; choose another name`);
+  const { committed } = await options.coordinator.get();
+  const manifest = await restorableManifest(snapshots, { checkpoint: committed });
+  const shards: ManifestShard[] = [];
+  for (const entry of manifest.shards) {
+    const state = await readShardState(snapshots, entry.state, plan.maxParallelism);
+    const changes = [...state.values()];
+    const object = await writeStateDelta(snapshots, shardRefOf(plan, entry), { epoch: null, offsetBefore: null, executorBefore: null, changes });
+    shards.push({ ...entry, state: [object] });
+  }
+  await writeManifest(snapshots, key, { ...manifest, createdAt: (options.clock ?? Date.now)(), shards });
+  return { checkpoint: committed, key };
+}
+
+/** What to restore: a checkpoint by number, or a savepoint by name. */
+export type RestoreSource = { readonly checkpoint: number } | { readonly savepoint: string };
+
+async function restorableManifest(snapshots: SnapshotStore, source: RestoreSource): Promise<CheckpointManifest> {
+  if ('savepoint' in source) {
+    const manifest = await readManifest(snapshots, savepointManifestKey(source.savepoint));
+    if (!manifest) throw new Error(`There is no savepoint named ${source.savepoint} in the snapshot store`);
+    return manifest;
+  }
+  const { checkpoint } = source;
+  if (checkpoint <= 0) throw new Error('No checkpoint has been committed yet: there is nothing to restore or save');
+  const manifest = await readManifest(snapshots, checkpointManifestKey(checkpoint));
+  if (!manifest) {
+    const available = await listCheckpoints(snapshots);
+    throw new Error(`Checkpoint ${checkpoint} has no manifest; the snapshot store holds checkpoints ${available.join(', ') || 'none'}`);
+  }
+  if (await isRolledBack(snapshots, checkpoint)) {
+    throw new Error(
+      `Checkpoint ${checkpoint} lost a transaction and one of its shards was rolled back: restore the checkpoint after it ` +
+        `or the one before`,
+    );
+  }
+  return manifest;
+}
+
+export interface RestoreOptions {
+  readonly plan: Plan;
+  readonly store: ShardStore;
+  readonly coordinator: CoordinatorStore;
+  readonly committer: KafkaCommitter;
+  readonly snapshots: SnapshotStore;
+  /** Every shard of the pipeline as it is now: its partition counts may differ from the snapshot's. */
+  readonly shards: readonly ShardTarget[];
+  readonly clock?: () => number;
+}
+
+export interface RestoreReport {
+  /** The checkpoint number the restored state was recorded under: later checkpoints build on it. */
+  readonly checkpoint: number;
+  readonly shards: number;
+  readonly keys: number;
+  readonly keysDeleted: number;
+  readonly transactionsCommitted: number;
+  readonly transactionsAborted: number;
+}
+
+/** A new shard's restored part: its keys, timers and position. */
+interface RestoredShard {
+  readonly target: ShardTarget;
+  readonly keys: Map<string, { key: KeyRef; state: KeyState }>;
+  readonly timers: TimerSnapshot[];
+  offset: number | null;
+  executor: ExecutorSnapshot | null;
+}
+
+function key(target: { stageId: string; topic: string; partition: number }): string {
+  return `${target.stageId}\u0000${target.topic}\u0000${target.partition}`;
+}
+
+/**
+ * Restores a checkpoint or a savepoint into the pipeline's state table, for a stopped pipeline
+ * (docs/PROTOCOL.md, "Restore"). Keyed state and timers move by key to the shard that will
+ * receive the key's records — Kafka's default partitioner over the current partition count —
+ * so a source topic that grew from 4 to 8 partitions, or a pipeline moved to another topic,
+ * gets the same results as an uninterrupted run. Shards that existed keep their offsets; new
+ * ones start where their source's OffsetsInitializer says. The restored state becomes a new
+ * checkpoint (numbered after every existing one, so no object is overwritten) on which the
+ * following checkpoints build.
+ */
+export async function restoreSnapshot(options: RestoreOptions, source: RestoreSource): Promise<RestoreReport> {
+  const { plan, store, coordinator, committer, snapshots } = options;
+  const manifest = await restorableManifest(snapshots, source);
+  const before = await coordinator.get();
+  for (const entry of manifest.shards) {
+    if (!plan.stages.some((stage) => stage.id === entry.stageId)) {
+      throw new Error(`The snapshot holds state of ${entry.stageId}, which pipeline ${plan.pipeline} does not have`);
+    }
+  }
+
+  // The snapshot's own transactions become visible first (committing is idempotent).
+  let transactionsCommitted = 0;
+  const committedNow = 'checkpoint' in source && source.checkpoint > before.committed;
+  if (committedNow) {
+    for (const entry of manifest.shards) {
+      for (const handle of entry.transactions) {
+        await committer.commit(handle);
+        transactionsCommitted++;
+      }
+    }
+  }
+  const committedUpTo = Math.max(before.committed, committedNow ? manifest.checkpoint : 0);
+
+  // Fence every shard, old and new, and abort what they wrote past the snapshot.
+  const claims = new Map<string, { claim: ShardClaim; progress: RuntimeProgress }>();
+  const everyShard = [...options.shards, ...manifest.shards.filter((entry) => !options.shards.some((t) => key(t) === key(entry)))];
+  let transactionsAborted = 0;
+  for (const target of everyShard) {
+    const claim = await store.claim(shardRefOf(plan, target));
+    const progress = runtimeProgressOf(claim.progress);
+    claims.set(key(target), { claim, progress });
+    for (const pending of progress.pending.filter((p) => p.checkpoint > committedUpTo)) {
+      await committer.abort(pending.handle);
+      transactionsAborted++;
+    }
+  }
+  const keysDeleted = await store.deleteKeyedState();
+
+  const restored = new Map<string, RestoredShard>();
+  for (const target of options.shards) restored.set(key(target), { target, keys: new Map(), timers: [], offset: null, executor: null });
+  for (const stage of plan.stages) await redistribute(options, stage, manifest, restored);
+
+  const checkpoint = Math.max(before.triggered, manifest.checkpoint, ...(await listCheckpoints(snapshots))) + 1;
+  const shards: ManifestShard[] = [];
+  let keys = 0;
+  for (const [id, { claim, progress }] of claims) {
+    const shard = restored.get(id);
+    const changes = [...(shard?.keys.values() ?? [])];
+    keys += changes.length;
+    await store.read(
+      claim,
+      changes.map((change) => change.key),
+    );
+    await store.write(claim, changes);
+    const executor = shard?.executor ?? null;
+    const offset = shard?.offset ?? null;
+    const watermark = executor?.watermark ?? Number.MIN_SAFE_INTEGER;
+    const object = shard
+      ? await writeStateDelta(snapshots, claim.shard, { epoch: claim.epoch, offsetBefore: null, executorBefore: null, changes })
+      : undefined;
+    await store.commit(claim, {
+      ...progress,
+      offset,
+      executor,
+      pending: [],
+      acknowledged: checkpoint,
+      acknowledgedWatermark: watermark,
+      deltas: [],
+      position: { checkpoint, offset, executor },
+    } satisfies RuntimeProgress);
+    if (shard && object) {
+      shards.push({ ...shard.target, offset, executor, acknowledgedWatermark: watermark, transactions: [], state: [object] });
+    }
+  }
+  const now = (options.clock ?? Date.now)();
+  await writeManifest(snapshots, checkpointManifestKey(checkpoint), {
+    format: 1,
+    pipeline: plan.pipeline,
+    checkpoint,
+    createdAt: now,
+    watermarks: manifest.watermarks,
+    shards,
+  });
+  for (let current = await coordinator.get(); ; current = await coordinator.get()) {
+    const next = {
+      ...current,
+      triggered: checkpoint,
+      triggeredAt: now,
+      completed: checkpoint,
+      completedAt: now,
+      committed: checkpoint,
+      completedWatermarks: manifest.watermarks,
+      committedWatermarks: manifest.watermarks,
+    };
+    if (await coordinator.update(next)) break;
+  }
+  return { checkpoint, shards: shards.length, keys, keysDeleted, transactionsCommitted, transactionsAborted };
+}
+
+/** Moves one stage's keys and timers from the snapshot's shards to the shards they belong to now. */
+async function redistribute(
+  options: RestoreOptions,
+  stage: Stage,
+  manifest: CheckpointManifest,
+  restored: Map<string, RestoredShard>,
+): Promise<void> {
+  const entries = manifest.shards.filter((entry) => entry.stageId === stage.id);
+  const targets = options.shards.filter((target) => target.stageId === stage.id);
+  const partitions = new Map<string, number>();
+  for (const target of targets) partitions.set(target.topic, Math.max(partitions.get(target.topic) ?? 0, target.partition + 1));
+  const unchanged = entries.every((entry) => restored.has(key(entry))) && entries.length === targets.length;
+  if (!unchanged && stage.input.kind === 'repartition' && entries.length > 0) {
+    throw new Error(
+      `The snapshot's ${stage.id} reads ${stage.input.topic} with ${entries.length} partitions, the pipeline now with ` +
+        `${targets.length}: records in flight in the repartition topic would reach shards without their keys' state. ` +
+        `Keep the parallelism at ${entries.length} when restoring this snapshot`,
+    );
+  }
+  const [onlyTopic, ...otherTopics] = [...partitions.keys()];
+  const shardOfKey = (entryTopic: string, k: KeyRef): RestoredShard => {
+    const topic = partitions.has(entryTopic) ? entryTopic : otherTopics.length === 0 ? onlyTopic : undefined;
+    const count = topic === undefined ? undefined : partitions.get(topic);
+    if (topic === undefined || count === undefined) {
+      throw new Error(`${stage.id} no longer reads ${entryTopic} and reads several topics: there is no telling where its keys belong`);
+    }
+    const shard = restored.get(key({ stageId: stage.id, topic, partition: partitionForKey(keyAsRecordKey(k), count) }));
+    if (!shard) throw new Error(`${stage.id} has no shard for ${topic} partition ${partitionForKey(keyAsRecordKey(k), count)}`);
+    return shard;
+  };
+
+  const watermarks = entries.map((entry) => (entry.executor as ExecutorSnapshot | null)?.watermark ?? Number.MIN_SAFE_INTEGER);
+  // A shard whose keys came from several old shards must not run ahead of any of them.
+  const stageWatermark = watermarks.length > 0 ? Math.min(...watermarks) : Number.MIN_SAFE_INTEGER;
+  for (const entry of entries) {
+    const executor = entry.executor as ExecutorSnapshot | null;
+    for (const { key: k, state } of (await readShardState(options.snapshots, entry.state, options.plan.maxParallelism)).values()) {
+      shardOfKey(entry.topic, k).keys.set(k.serialized, { key: k, state });
+    }
+    for (const timer of executor?.timers ?? []) shardOfKey(entry.topic, timer.key).timers.push(timer);
+    const same = restored.get(key(entry));
+    if (same) same.offset = entry.offset;
+  }
+  for (const target of targets) {
+    const shard = restored.get(key(target));
+    if (!shard) continue;
+    const own = entries.find((entry) => key(entry) === key(target))?.executor as ExecutorSnapshot | null | undefined;
+    shard.executor = {
+      watermark: unchanged ? (own?.watermark ?? Number.MIN_SAFE_INTEGER) : stageWatermark,
+      partitions: own?.partitions ?? [],
+      timers: shard.timers,
+    };
+  }
+}

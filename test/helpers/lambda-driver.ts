@@ -1,0 +1,77 @@
+// Plays AWS Lambda's part for a deployed pipeline in tests: polls each shard's partition as
+// the event source mapping does and hands the records to the processor handler, runs the
+// coordinator on a schedule (its ticks invoke the processor, its commit the commit function).
+import { seconds } from '../../lib/api/index.js';
+import { CommittedRangeReader } from '../../lib/kafka/index.js';
+import { listShards } from '../../lib/runtime/coordinator.js';
+import { commitHandler, coordinatorHandler, processorHandler } from '../../lib/runtime/handlers.js';
+import type { PipelineRuntime } from '../../lib/runtime/runtime.js';
+import { KafkaAdmin } from '../../lib/kafka/index.js';
+import { lambdaRecords } from './lambda-events.js';
+
+export class LambdaDriver {
+  private readonly reader: CommittedRangeReader;
+  private readonly admin: KafkaAdmin;
+  private readonly positions = new Map<string, number>();
+  private readonly commit: ReturnType<typeof commitHandler>;
+  private readonly coordinator: ReturnType<typeof coordinatorHandler>;
+
+  constructor(
+    private readonly runtime: PipelineRuntime,
+    private readonly clock: { now: number },
+  ) {
+    this.reader = new CommittedRangeReader(runtime.config.kafka);
+    this.admin = new KafkaAdmin(runtime.config.kafka);
+    this.commit = commitHandler(runtime);
+    this.coordinator = coordinatorHandler(
+      runtime,
+      async (target) => {
+        await processorHandler(runtime, target.stageId)({ sluice: 'tick', ...target });
+      },
+      async () => {
+        await this.commit();
+      },
+      () => clock.now,
+    );
+  }
+
+  /** Delivers every record available now, in batches of at most `batchSize` per partition. */
+  async drain(batchSize = 500): Promise<number> {
+    let total = 0;
+    for (;;) {
+      let delivered = 0;
+      for (const target of await listShards(this.runtime.plan, this.admin)) {
+        const id = `${target.topic}-${target.partition}`;
+        const poll = await this.reader.readAvailable(target.topic, target.partition, this.positions.get(id) ?? 0, batchSize);
+        this.positions.set(id, poll.next);
+        if (poll.records.length === 0) continue;
+        delivered += poll.records.length;
+        await processorHandler(this.runtime, target.stageId)({
+          eventSource: 'SelfManagedKafka',
+          bootstrapServers: this.runtime.config.kafka.brokers.join(','),
+          records: lambdaRecords(poll.records),
+        });
+        this.clock.now += 500;
+      }
+      total += delivered;
+      if (delivered === 0) return total;
+    }
+  }
+
+  /** Runs the coordinator (and so the commit function) until a checkpoint triggered now is committed. */
+  async checkpoint(): Promise<number> {
+    const target = (await this.runtime.coordinator.get()).triggered + 1;
+    for (let round = 0; round < 10; round++) {
+      this.clock.now += seconds(10);
+      await this.coordinator();
+      const record = await this.runtime.coordinator.get();
+      if (record.committed >= target) return record.committed;
+    }
+    throw new Error(`checkpoint ${target} did not commit in 10 coordinator runs`);
+  }
+
+  async close(): Promise<void> {
+    await this.reader.close();
+    await this.admin.close();
+  }
+}
