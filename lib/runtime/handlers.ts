@@ -1,3 +1,4 @@
+import type { RequestCounts } from '../aws/request-metrics.js';
 import { decodeKafkaEvent, type LambdaKafkaEvent } from '../aws/kafka-event.js';
 import { commitCompletedCheckpoints, runCoordinator, type CommitReport, type CoordinatorOutcome, type ShardTarget } from './coordinator.js';
 import type { BatchReport } from './processor.js';
@@ -50,12 +51,16 @@ export function coordinatorHandler(
   commit: () => Promise<void>,
   clock: () => number = Date.now,
 ) {
-  return async (): Promise<{ outcome: CoordinatorOutcome; checkpoint: number }> => {
+  return async (): Promise<{ outcome: CoordinatorOutcome; checkpoint: number; requests: RequestCounts }> => {
     const { plan, store, coordinator, snapshots } = runtime;
+    const before = runtime.requests.snapshot();
     const shards = await runtime.shards();
     const { outcome, record } = await runCoordinator({ plan, store, coordinator, shards, tick, clock, ...(snapshots ? { snapshots } : {}) });
+    // Counted before the commit function starts (a separate function on AWS); ticks run in
+    // the processor function, so in offline mode their requests land here too.
+    const requests = runtime.requests.since(before);
     if (outcome === 'completed' || record.completed > record.committed) await commit();
-    return { outcome, checkpoint: outcome === 'completed' ? record.completed : record.triggered };
+    return { outcome, checkpoint: outcome === 'completed' ? record.completed : record.triggered, requests };
   };
 }
 

@@ -9,6 +9,7 @@ import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import { TransactionalWriter } from '../kafka/transactional-writer.js';
 import { createRecordWriter } from '../kafka/writer.js';
+import type { RequestCounter, RequestCounts } from '../aws/request-metrics.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardRef, type ShardStore } from '../state/shard-store.js';
@@ -66,6 +67,8 @@ export interface ProcessorOptions {
    * checkpoints commit transactions but keep no snapshot: no restore, no rollback.
    */
   readonly snapshots?: SnapshotStore;
+  /** Counts the AWS requests of each batch for its report. */
+  readonly requests?: RequestCounter;
   readonly clock?: () => number;
   /**
    * Transactional ids per shard. The invocation holding epoch `e` uses slot `e % size`, so a
@@ -86,6 +89,8 @@ export interface BatchReport {
   readonly keysWritten: number;
   readonly transaction: TransactionHandle | undefined;
   readonly acknowledged: number;
+  /** AWS requests the batch made (with a request counter): by key and batch, never by record. */
+  readonly requests: RequestCounts;
 }
 
 const DEFAULT_POOL_SIZE = 64;
@@ -144,6 +149,7 @@ export class Processor {
   /** Processes one partition's records (possibly none: a coordinator tick). */
   async processShard(stageId: string, topic: string, partition: number, records: readonly KafkaRecord[]): Promise<BatchReport> {
     const { plan, store, coordinator } = this.options;
+    const requestsBefore = this.options.requests?.snapshot() ?? {};
     const stage = this.stage(stageId);
     const shard = shardOf(stage, topic, partition);
     const checkpoints = await coordinator.get();
@@ -231,6 +237,7 @@ export class Processor {
       keysWritten: prepared.keysWritten,
       transaction,
       acknowledged,
+      requests: this.options.requests?.since(requestsBefore) ?? {},
     };
   }
 

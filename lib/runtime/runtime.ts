@@ -1,5 +1,6 @@
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import { createDocumentClient, createS3Client, type AwsClientOptions } from '../aws/clients.js';
+import { RequestCounter } from '../aws/request-metrics.js';
 import { S3SnapshotStore } from '../snapshot/s3-store.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import { KafkaAdmin } from '../kafka/admin.js';
@@ -62,6 +63,8 @@ export class PipelineRuntime {
   readonly store: ShardStore;
   readonly coordinator: CoordinatorStore;
   readonly snapshots: SnapshotStore | undefined;
+  /** Every DynamoDB and S3 request of this runtime, by operation. */
+  readonly requests = new RequestCounter();
   readonly processor: Processor;
   readonly committer: KafkaCommitter;
   private readonly admin: KafkaAdmin;
@@ -74,16 +77,20 @@ export class PipelineRuntime {
   ) {
     this.plan = planPipeline(pipeline);
     const client = createDocumentClient(config.dynamodb);
+    this.requests.attach(client, 'DynamoDB');
     this.store = new DynamoShardStore(client, config.tableName);
     this.coordinator = new DynamoCoordinatorStore(client, config.tableName);
     if (config.snapshotBucket) {
-      this.snapshots = new S3SnapshotStore(createS3Client(config.s3), config.snapshotBucket, `${this.plan.pipeline}/`);
+      const s3 = createS3Client(config.s3);
+      this.requests.attach(s3, 'S3');
+      this.snapshots = new S3SnapshotStore(s3, config.snapshotBucket, `${this.plan.pipeline}/`);
     }
     this.processor = new Processor({
       plan: this.plan,
       store: this.store,
       coordinator: this.coordinator,
       kafka: config.kafka,
+      requests: this.requests,
       ...(this.snapshots ? { snapshots: this.snapshots } : {}),
       ...processorOptions,
     });

@@ -1,0 +1,97 @@
+// What a batch and a checkpoint cost in AWS requests — the bill of a deployed pipeline —
+// counted from the SDK clients against dynalite and s3rver: a fixed number per batch plus one
+// write per changed key, whatever the number of records, and a fixed number per checkpoint
+// plus one read per shard, whatever the total state.
+import { describe, expect, it } from 'vitest';
+import { minutes } from '../../../lib/api/index.js';
+import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.js';
+import { CommittedRangeReader, createRecordWriter } from '../../../lib/kafka/index.js';
+import { coordinatorHandler, commitHandler, processorHandler } from '../../../lib/runtime/handlers.js';
+import { PipelineRuntime } from '../../../lib/runtime/runtime.js';
+import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
+import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
+import { testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { lambdaRecords } from '../../helpers/lambda-events.js';
+import { generateOrders } from '../../helpers/orders.js';
+import { orderTotalsPipeline } from '../../helpers/pipelines.js';
+import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
+
+const environment = useRuntimeEnvironment();
+
+describe('AWS requests', () => {
+  it('per batch follow the keys, not the records; per checkpoint, the shards, not the state', async () => {
+    const name = uniqueName('costs');
+    const input = `${name}-orders`;
+    await environment().admin.ensureTopics([
+      { topic: input, partitions: 2 },
+      { topic: `${name}-out`, partitions: 1 },
+    ]);
+    // Ten categories, five on each partition; 1,000 orders on partition 0 and 3,000 on partition 1.
+    const orders = generateOrders({ count: 8_000, seed: 9, categories: 10, lateFraction: 0 });
+    const onPartition = (p: number) => orders.filter((o) => Number(o.category.split('-')[1]) % 2 === p);
+    const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
+    for (const [partition, count] of [
+      [0, 1_000],
+      [1, 3_000],
+    ] as const) {
+      await writer.write(
+        onPartition(partition)
+          .slice(0, count)
+          .map(({ late: _late, ...o }) => ({ topic: input, partition, key: o.category, value: JSON.stringify(o) })),
+      );
+    }
+    await writer.flush();
+    await writer.close();
+
+    await ensureStateTable(createDocumentClient(environment().dynamo), name);
+    await ensureBucket(createS3Client(environment().s3), name);
+    let now = 1_000_000;
+    const runtime = new PipelineRuntime(
+      orderTotalsPipeline({ name, input, brokers: testBrokers(), window: minutes(5) }),
+      { tableName: name, snapshotBucket: name, kafka: { brokers: testBrokers() }, dynamodb: environment().dynamo, s3: environment().s3 },
+      { clock: () => now },
+    );
+    const processor = processorHandler(runtime, 'stage-1');
+    const coordinator = coordinatorHandler(runtime, () => Promise.reject(new Error('no shard should need a tick')), async () => {
+      await commitHandler(runtime)();
+    }, () => now);
+    const reader = new CommittedRangeReader({ brokers: testBrokers() });
+    const batch = async (partition: number, from: number, to: number) => {
+      const records = await reader.read({ topic: input, partition, from, to });
+      const { batches } = await processor({ eventSource: 'SelfManagedKafka', bootstrapServers: '', records: lambdaRecords(records) });
+      return batches[0];
+    };
+
+    expect((await coordinator()).outcome).toBe('triggered');
+    const small = await batch(0, 0, 1_000);
+    const large = await batch(1, 0, 3_000);
+    for (const report of [small, large]) {
+      expect(report?.keysRead).toBe(5);
+      // The coordinator record, the claim's read and write, the ownership check before the
+      // transaction, one BatchGetItem for the keys, a write per changed key, the commit; one
+      // S3 object with the changed keys.
+      expect(report?.requests).toEqual({
+        'DynamoDB.GetItem': 3,
+        'DynamoDB.BatchGetItem': 1,
+        'DynamoDB.PutItem': 2 + (report?.keysWritten ?? 0),
+        'S3.PutObject': 1,
+      });
+    }
+    now += 1_000;
+    const first = await coordinator();
+    expect(first.outcome).toBe('completed');
+    // The coordinator record read and written, each shard record read, the manifest written.
+    expect(first.requests).toEqual({ 'DynamoDB.GetItem': 3, 'DynamoDB.PutItem': 1, 'S3.PutObject': 1 });
+
+    now += 60_000;
+    expect((await coordinator()).outcome).toBe('triggered');
+    for (const partition of [0, 1]) await processor({ sluice: 'tick', stageId: 'stage-1', topic: input, partition });
+    now += 1_000;
+    const second = await coordinator();
+    expect(second.outcome).toBe('completed');
+    // From the second checkpoint on, the previous manifest is read to chain the state objects.
+    expect(second.requests).toEqual({ 'DynamoDB.GetItem': 3, 'DynamoDB.PutItem': 1, 'S3.GetObject': 1, 'S3.PutObject': 1 });
+    await reader.close();
+    await runtime.close();
+  }, 120_000);
+});
