@@ -2,11 +2,15 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/setup/kafka-broker.ts'],
     reporters: ['default', './test/setup/summary-reporter.ts'],
     testTimeout: 60_000,
     // The first start on a fresh machine fetches the broker from Maven Central.
     hookTimeout: 300_000,
+    projects: [
+      { extends: true, test: { name: 'main', include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      // Tests that restart the shared broker run alone, once every other test is done.
+      { extends: true, test: { name: 'disruptive', include: ['test/disruptive/**/*.test.ts'], sequence: { groupOrder: 1 } } },
+    ],
   },
 });

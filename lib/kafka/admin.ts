@@ -34,6 +34,7 @@ export interface ClusterDescription {
 export class KafkaAdmin {
   private readonly admin: Admin;
   private connected: Promise<void> | undefined;
+  private creating: Promise<unknown> = Promise.resolve();
 
   constructor(options: KafkaConnectionOptions) {
     this.admin = createKafkaClient(options).admin();
@@ -63,7 +64,15 @@ export class KafkaAdmin {
    * count is an error rather than something to change silently: partitions decide which
    * shard owns which key, so changing them is a rescale, done on purpose.
    */
-  async ensureTopics(specs: readonly TopicSpec[]): Promise<{ created: string[] }> {
+  ensureTopics(specs: readonly TopicSpec[]): Promise<{ created: string[] }> {
+    // kafkajs's createTopics waits for the new topics' leaders through metadata it shares
+    // between calls; two calls at once can see each other's topics half-created and fail.
+    const result = this.creating.then(() => this.ensureTopicsNow(specs));
+    this.creating = result.catch(() => undefined);
+    return result;
+  }
+
+  private async ensureTopicsNow(specs: readonly TopicSpec[]): Promise<{ created: string[] }> {
     for (const spec of specs) {
       if (!Number.isInteger(spec.partitions) || spec.partitions < 1) {
         throw new Error(`Topic "${spec.topic}": partitions must be a whole number ≥ 1, not ${spec.partitions}`);
@@ -104,7 +113,7 @@ export class KafkaAdmin {
     const metadata = await this.admin.fetchTopicMetadata({ topics: [...topics] });
     return Promise.all(
       metadata.topics.map(async ({ name, partitions }) => {
-        const offsets = await this.admin.fetchTopicOffsets(name);
+        const offsets = await this.topicOffsets(name);
         return {
           topic: name,
           partitions: partitions
@@ -122,6 +131,22 @@ export class KafkaAdmin {
         };
       }),
     );
+  }
+
+  /**
+   * kafkajs's fetchTopicOffsets fails with a TypeError when a leader's answer lacks the topic,
+   * as it may for a topic created a moment ago while other clients create theirs: the answer
+   * settles within moments, so it is asked again.
+   */
+  private async topicOffsets(topic: string): Promise<Awaited<ReturnType<Admin['fetchTopicOffsets']>>> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.admin.fetchTopicOffsets(topic);
+      } catch (error) {
+        if (!(error instanceof TypeError) || attempt >= 20) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
   }
 
   /**

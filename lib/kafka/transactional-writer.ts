@@ -15,6 +15,11 @@ export interface TransactionalWriterOptions extends KafkaConnectionOptions {
   readonly transactionTimeoutMs: number;
   /** Upper bound for one record batch; keep it below the topic's `max.message.bytes`. Default 900 KB. */
   readonly maxBatchBytes?: number;
+  /**
+   * A connection to reuse (a Lambda container keeps one across invocations) rather than
+   * connecting for this transaction alone; the writer leaves it open when it closes.
+   */
+  readonly connection?: ClusterConnection;
 }
 
 /** A transaction that initialising its transactional id aborted. */
@@ -88,7 +93,7 @@ export class TransactionalWriter {
     options: TransactionalWriterOptions,
   ): Promise<{ writer: TransactionalWriter; aborted: AbortedTransaction | undefined }> {
     validate(options);
-    const connection = new ClusterConnection(options);
+    const connection = options.connection ?? new ClusterConnection(options);
     try {
       const cluster = await connection.ready();
       const { transactionalId, transactionTimeoutMs } = options;
@@ -116,7 +121,7 @@ export class TransactionalWriter {
       const writer = new TransactionalWriter(connection, cluster, options, { transactionalId, producerId, producerEpoch }, []);
       return { writer, aborted };
     } catch (error) {
-      await connection.close();
+      if (!options.connection) await connection.close();
       throw error;
     }
   }
@@ -132,7 +137,7 @@ export class TransactionalWriter {
         `Cannot resume transaction of "${open.handle.transactionalId}" with a writer for "${options.transactionalId}"`,
       );
     }
-    const connection = new ClusterConnection(options);
+    const connection = options.connection ?? new ClusterConnection(options);
     return new TransactionalWriter(connection, await connection.ready(), options, open.handle, open.partitions);
   }
 
@@ -171,7 +176,7 @@ export class TransactionalWriter {
 
   async close(): Promise<void> {
     await this.writing;
-    await this.connection.close();
+    if (!this.options.connection) await this.connection.close();
   }
 
   private async writeNow(records: readonly OutputRecord[]): Promise<void> {

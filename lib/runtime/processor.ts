@@ -1,6 +1,6 @@
 import type { KafkaSink } from '../api/sink.js';
 import { KafkaAdmin } from '../kafka/admin.js';
-import type { KafkaConnectionOptions } from '../kafka/connection.js';
+import { ClusterConnection, type KafkaConnectionOptions } from '../kafka/connection.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 import { TransactionLostError } from '../kafka/errors.js';
 import { KafkaCommitter } from '../kafka/committer.js';
@@ -8,7 +8,7 @@ import { CommittedRangeReader } from '../kafka/range-reader.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import { TransactionalWriter } from '../kafka/transactional-writer.js';
-import { createRecordWriter } from '../kafka/writer.js';
+import { createRecordWriter, type RecordWriter } from '../kafka/writer.js';
 import type { RequestCounter, RequestCounts } from '../aws/request-metrics.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
@@ -129,6 +129,10 @@ export class Processor {
   private readonly admin: KafkaAdmin;
   private readonly reader: CommittedRangeReader;
   private readonly committer: KafkaCommitter;
+  /** Shared by the invocation's transactional writers: connecting once per container, not per transaction. */
+  private readonly connection: ClusterConnection;
+  /** NONE and AT_LEAST_ONCE producers, kept connected across invocations. */
+  private readonly writers = new Map<DeliveryGuarantee, RecordWriter>();
   private readonly clock: () => number;
   private readonly poolSize: number;
 
@@ -136,6 +140,7 @@ export class Processor {
     this.admin = new KafkaAdmin(options.kafka);
     this.reader = new CommittedRangeReader(options.kafka);
     this.committer = new KafkaCommitter(options.kafka);
+    this.connection = new ClusterConnection(options.kafka);
     this.clock = options.clock ?? Date.now;
     this.poolSize = options.transactionPoolSize ?? DEFAULT_POOL_SIZE;
   }
@@ -268,12 +273,16 @@ export class Processor {
     for (const guarantee of [DeliveryGuarantee.NONE, DeliveryGuarantee.AT_LEAST_ONCE] as const) {
       const records = byGuarantee.get(guarantee);
       if (!records) continue;
-      const writer = createRecordWriter(guarantee, this.options.kafka);
+      const writer = this.writers.get(guarantee) ?? createRecordWriter(guarantee, this.options.kafka);
+      this.writers.set(guarantee, writer);
       try {
         await writer.write(records);
         await writer.flush();
-      } finally {
-        await writer.close();
+      } catch (error) {
+        // A failed producer is not reused: the next invocation connects afresh.
+        this.writers.delete(guarantee);
+        await writer.close().catch(() => undefined);
+        throw error;
       }
     }
     const transactional = byGuarantee.get(DeliveryGuarantee.EXACTLY_ONCE);
@@ -293,6 +302,7 @@ export class Processor {
       ...this.options.kafka,
       transactionalId,
       transactionTimeoutMs: this.transactionTimeoutMs(stage),
+      connection: this.connection,
     });
     try {
       await writer.write(transactional);
@@ -341,6 +351,7 @@ export class Processor {
         ...this.options.kafka,
         transactionalId,
         transactionTimeoutMs: this.transactionTimeoutMs(stage),
+        connection: this.connection,
       });
       await writer.close();
     }
@@ -348,6 +359,9 @@ export class Processor {
 
   async close(): Promise<void> {
     await this.committer.close();
+    await this.connection.close();
+    for (const writer of this.writers.values()) await writer.close();
+    this.writers.clear();
     await this.reader.close();
     await this.admin.close();
   }

@@ -1,11 +1,12 @@
-// `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60]`: runs fault schedules of the
-// serverless runtime (test/helpers/runtime-schedule.ts), alternating one-stage and two-stage
-// pipelines, against the local broker (or KAFKA_BROKERS) an embedded dynalite and s3rver. Stops
-// after the given count or time, prints each failing seed, exits non-zero if any failed.
+// `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60] [--orders 3000] [--restart-broker]`:
+// runs fault schedules of the serverless runtime (test/helpers/runtime-schedule.ts), alternating
+// one-stage and two-stage pipelines, against the local broker (or KAFKA_BROKERS), an embedded
+// dynalite and s3rver; with --restart-broker, the local broker restarts twice in each schedule.
+// Stops after the given count or time, prints each failing seed, exits non-zero if any failed.
 import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '../../lib/kafka/index.js';
 import { startDynamoDbEmulator, startS3Emulator } from '../../lib/offline/emulators.js';
-import { acquireBrokers } from '../../lib/offline/kafka-broker.js';
+import { acquireBrokers, startLocalBroker, stopLocalBroker } from '../../lib/offline/kafka-broker.js';
 import { runSchedule, type ScheduleKind } from '../helpers/runtime-schedule.js';
 
 const { values } = parseArgs({
@@ -13,6 +14,8 @@ const { values } = parseArgs({
     schedules: { type: 'string', default: '20' },
     seed: { type: 'string', default: '1' },
     minutes: { type: 'string', default: '60' },
+    orders: { type: 'string', default: '3000' },
+    'restart-broker': { type: 'boolean', default: false },
   },
 });
 const schedules = Number(values.schedules);
@@ -20,6 +23,12 @@ const firstSeed = Number(values.seed);
 const deadline = Date.now() + Number(values.minutes) * 60_000;
 
 const { brokers, release } = await acquireBrokers({ fresh: true });
+const restartBroker = async () => {
+  await stopLocalBroker();
+  await startLocalBroker();
+};
+const scheduleOptions = { orders: Number(values.orders), ...(values['restart-broker'] ? { restartBroker } : {}) };
+let brokerRestarts = 0;
 const admin = new KafkaAdmin({ brokers });
 const dynamo = await startDynamoDbEmulator();
 const s3 = await startS3Emulator();
@@ -37,7 +46,7 @@ try {
     const seed = firstSeed + i;
     const kind: ScheduleKind = i % 2 === 0 ? 'one-stage' : 'two-stage';
     ran++;
-    const result = await runSchedule({ brokers, admin, dynamo: dynamo.clientOptions, s3: s3.clientOptions }, kind, seed).catch((error: unknown) => {
+    const result = await runSchedule({ brokers, admin, dynamo: dynamo.clientOptions, s3: s3.clientOptions }, kind, seed, scheduleOptions).catch((error: unknown) => {
       failed++;
       process.stdout.write(`FAILED ${kind} seed ${seed}: ${error instanceof Error ? error.message : String(error)}\n`);
       return undefined;
@@ -51,6 +60,7 @@ try {
     s3Faults.throttled += result.s3Faults.throttled;
     s3Faults.ambiguous += result.s3Faults.ambiguous;
     checkpoints += result.checkpoints;
+    brokerRestarts += result.brokerRestarts;
     for (const [step, n] of Object.entries(result.crashes)) crashes[step] = (crashes[step] ?? 0) + n;
     if (result.problems.length > 0) {
       failed++;
@@ -69,7 +79,7 @@ process.stdout.write(
   `crashes by step ${JSON.stringify(crashes)}, redelivered batches ${redelivered}, cut batches ${cut}, ` +
     `concurrent runs ${concurrent}, DynamoDB requests throttled ${dynamoFaults.throttled} and answered 503 after ` +
     `succeeding ${dynamoFaults.ambiguous}, S3 requests slowed down ${s3Faults.throttled} and answered 500 after ` +
-    `succeeding ${s3Faults.ambiguous}, checkpoint manifests written ${checkpoints}\n` +
+    `succeeding ${s3Faults.ambiguous}, checkpoint manifests written ${checkpoints}, broker restarts ${brokerRestarts}\n` +
     `${ran - failed} passed, ${failed} failed\n`,
 );
 process.exitCode = failed > 0 ? 1 : 0;

@@ -47,6 +47,16 @@ export interface ScheduleResult {
   readonly s3Faults: FaultCounts;
   /** Checkpoints whose manifest was written. */
   readonly checkpoints: number;
+  readonly brokerRestarts: number;
+  /** Failures other than the injected crashes and fencing (a restarting broker's), retried as Lambda would, by error name. */
+  readonly retriedErrors: Record<string, number>;
+}
+
+export interface ScheduleOptions {
+  /** Orders to generate (default 3,000). */
+  readonly orders?: number;
+  /** Restarts the Kafka broker; given, the schedule does so in its second and fifth rounds of deliveries. */
+  readonly restartBroker?: () => Promise<void>;
 }
 
 interface FaultCounts {
@@ -123,7 +133,12 @@ function compare(kind: ScheduleKind, written: readonly Total[], expected: Map<st
   return problems;
 }
 
-export async function runSchedule(environment: ScheduleEnvironment, kind: ScheduleKind, seed: number): Promise<ScheduleResult> {
+export async function runSchedule(
+  environment: ScheduleEnvironment,
+  kind: ScheduleKind,
+  seed: number,
+  options: ScheduleOptions = {},
+): Promise<ScheduleResult> {
   const { brokers, admin } = environment;
   const random = seededRandom(seed);
   const name = uniqueName('eo');
@@ -133,7 +148,7 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
     { topic: `${name}-out`, partitions: 2 },
     { topic: `${name}-keyBy-2-repartition`, partitions: 2 },
   ]);
-  const orders = generateOrders({ count: 3_000, seed, categories: 6 });
+  const orders = generateOrders({ count: options.orders ?? 3_000, seed, categories: 6 });
   const producer = createRecordWriter('AT_LEAST_ONCE', { brokers });
   await producer.write(
     [...orders, ...closingOrders(orders, PARTITIONS)].map(({ late: _late, ...order }) => ({
@@ -173,19 +188,26 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
   const reader = new CommittedRangeReader(kafka);
   const shards = await listShards(plan, admin);
 
-  /** Retries like Lambda: a failed (crashed or fenced) invocation runs again with the same input. */
-  const invoke = async (target: ShardTarget, records: KafkaRecord[]) => {
+  const retriedErrors: Record<string, number> = {};
+  /** Runs `run` until it succeeds, as Lambda retries a failed invocation with the same input. */
+  const retried = async <T>(run: () => Promise<T>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await processor.processShard(target.stageId, target.topic, target.partition, records);
+        return await run();
       } catch (error) {
-        if (!(error instanceof Crash || error instanceof ShardFencedError) || attempt > 50) throw error;
+        if (attempt > 60) throw error;
+        if (!(error instanceof Crash || error instanceof ShardFencedError)) {
+          const errorName = error instanceof Error ? error.name : 'unknown';
+          retriedErrors[errorName] = (retriedErrors[errorName] ?? 0) + 1;
+        }
         // Two retry loops on one shard fence each other; jitter lets one of them through. (The
         // seed fixes which faults happen, not how concurrent runs interleave.)
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * Math.min(attempt + 1, 10)));
       }
     }
   };
+  const invoke = (target: ShardTarget, records: KafkaRecord[]) =>
+    retried(() => processor.processShard(target.stageId, target.topic, target.partition, records));
   let concurrent = 0;
   /** Now and then, two at once: overlapping retries, a zombie beside its successor, two coordinators. */
   const maybeTwice = async (run: () => Promise<unknown>) => {
@@ -201,9 +223,11 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
     const tick = async (target: ShardTarget) => {
       await invoke(target, []);
     };
-    await maybeTwice(() => runCoordinator({ plan, store, coordinator, shards, clock, tick, snapshots }));
-    await maybeTwice(() => commitCompletedCheckpoints({ plan, store, coordinator, committer, shards, snapshots }));
+    await maybeTwice(() => retried(() => runCoordinator({ plan, store, coordinator, shards, clock, tick, snapshots })));
+    await maybeTwice(() => retried(() => commitCompletedCheckpoints({ plan, store, coordinator, committer, shards, snapshots })));
   };
+  let brokerRestarts = 0;
+  let rounds = 0;
 
   const positions = new Map(shards.map((target) => [target, 0]));
   let redelivered = 0;
@@ -212,7 +236,8 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
     for (let quietRounds = 0; quietRounds < 4; ) {
       let delivered = 0;
       for (const target of shards) {
-        const poll = await reader.readAvailable(target.topic, target.partition, positions.get(target) ?? 0, 20 + Math.floor(random() * 150));
+        const maxRecords = 20 + Math.floor(random() * 150);
+        const poll = await retried(() => reader.readAvailable(target.topic, target.partition, positions.get(target) ?? 0, maxRecords));
         let records = poll.records;
         if (records.length === 0) continue;
         delivered += records.length;
@@ -227,6 +252,11 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
         }
         positions.set(target, poll.next);
         now += 500;
+      }
+      rounds++;
+      if (options.restartBroker && (rounds === 2 || rounds === 5)) {
+        brokerRestarts++;
+        await options.restartBroker();
       }
       if (delivered === 0 || random() < 0.3) await coordinate();
       quietRounds = delivered === 0 ? quietRounds + 1 : 0;
@@ -251,5 +281,7 @@ export async function runSchedule(environment: ScheduleEnvironment, kind: Schedu
     dynamoFaults,
     s3Faults,
     checkpoints: (await listCheckpoints(snapshots)).length,
+    brokerRestarts,
+    retriedErrors,
   };
 }

@@ -1,32 +1,42 @@
-// The runtime end to end against the real broker and DynamoDB (dynalite): processor,
-// coordinator and commit function drive a one-stage and a two-stage pipeline through crashes
-// at every step, redeliveries and cut batches; the read_committed output must equal what a
-// plain loop computes (test/helpers/runtime-schedule.ts). `npm run chaos` runs more schedules.
+// The runtime end to end against the real broker, DynamoDB (dynalite) and S3 (s3rver):
+// processor, coordinator and commit function drive a one-stage and a two-stage pipeline
+// through crashes at every step, zombies, redeliveries, cut batches, concurrent coordinators
+// and commit functions, DynamoDB and S3 faults; the read_committed output
+// must equal what a plain loop computes (test/helpers/runtime-schedule.ts). Each schedule is
+// reproducible from its seed; `npm run chaos` runs many more, and test/disruptive restarts the
+// broker during schedules.
 import { describe, expect, it } from 'vitest';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
-import { runSchedule } from '../../helpers/runtime-schedule.js';
+import { runSchedule, type ScheduleKind, type ScheduleResult } from '../../helpers/runtime-schedule.js';
 
 const environment = useRuntimeEnvironment();
+const SCHEDULES = 100;
+const results: ScheduleResult[] = [];
 
-describe('the serverless runtime, exactly once', () => {
-  it.each([
-    ['one-stage', 11],
-    ['one-stage', 12],
-    ['one-stage', 13],
-    ['two-stage', 21],
-    ['two-stage', 22],
-  ] as const)(
-    '%s pipeline: exact read_committed output through crashes at every step, redelivered and cut batches, concurrent runs, DynamoDB and S3 faults (seed %i)',
-    async (kind, seed) => {
-      const result = await runSchedule(environment(), kind, seed);
-      expect(result.stages).toBe(kind === 'one-stage' ? 1 : 2);
-      expect(result.problems, `seed ${seed}`).toEqual([]);
-      expect(Object.values(result.crashes).reduce((a, b) => a + b, 0)).toBeGreaterThan(3);
-      expect(result.redelivered + result.cut).toBeGreaterThan(0);
-      expect(result.dynamoFaults.throttled + result.dynamoFaults.ambiguous).toBeGreaterThan(10);
-      expect(result.s3Faults.throttled + result.s3Faults.ambiguous).toBeGreaterThan(0);
-      expect(result.checkpoints).toBeGreaterThan(1);
-    },
-    240_000,
-  );
+const seeds = Array.from({ length: SCHEDULES }, (_, i) => [i % 2 === 0 ? 'one-stage' : 'two-stage', 100 + i] as [ScheduleKind, number]);
+
+describe.concurrent('the serverless runtime, exactly once', () => {
+  it.each(seeds)('%s pipeline, seed %i: exact read_committed output through injected faults', async (kind, seed) => {
+    const result = await runSchedule(environment(), kind, seed, { orders: 600 });
+    results.push(result);
+    expect(result.stages).toBe(kind === 'one-stage' ? 1 : 2);
+    expect(result.problems, `seed ${seed}`).toEqual([]);
+  }, 300_000);
+});
+
+describe('the fault schedules', () => {
+  it(`covered every kind of fault across the ${SCHEDULES} schedules`, () => {
+    expect(results).toHaveLength(SCHEDULES);
+    const sum = (pick: (r: ScheduleResult) => number) => results.reduce((total, r) => total + pick(r), 0);
+    for (const step of ['claimed-and-state-written', 'output-written', 'committed'] as const) {
+      expect(sum((r) => r.crashes[step] ?? 0), `crashes after ${step}`).toBeGreaterThan(20);
+    }
+    expect(sum((r) => r.redelivered)).toBeGreaterThan(20);
+    expect(sum((r) => r.cut)).toBeGreaterThan(20);
+    expect(sum((r) => r.concurrent)).toBeGreaterThan(20);
+    expect(sum((r) => r.dynamoFaults.throttled)).toBeGreaterThan(100);
+    expect(sum((r) => r.dynamoFaults.ambiguous)).toBeGreaterThan(100);
+    expect(sum((r) => r.s3Faults.throttled + r.s3Faults.ambiguous)).toBeGreaterThan(20);
+    expect(results.every((r) => r.checkpoints > 0)).toBe(true);
+  });
 });
