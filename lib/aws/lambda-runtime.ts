@@ -3,6 +3,9 @@ import type { StreamExecutionEnvironment } from '../api/environment.js';
 import type { ShardTarget } from '../runtime/coordinator.js';
 import type { TickEvent } from '../runtime/handlers.js';
 import { configFromEnvironment, PipelineRuntime } from '../runtime/runtime.js';
+import { requiredEnvironment } from './environment.js';
+
+export { requiredEnvironment } from './environment.js';
 
 /**
  * What the deployed functions share: the pipeline (the module named by `SLUICE_PIPELINE`,
@@ -18,13 +21,6 @@ export function lambdaRuntime(env: NodeJS.ProcessEnv = process.env): Promise<Pip
     return new PipelineRuntime(pipeline, configFromEnvironment(env));
   })();
   return runtime;
-}
-
-/** A required environment variable, or an error that names it. */
-export function requiredEnvironment(name: string, what: string, env: NodeJS.ProcessEnv = process.env): string {
-  const value = env[name];
-  if (!value) throw new Error(`${name} is not set: ${what}`);
-  return value;
 }
 
 const lambda = new LambdaClient({});

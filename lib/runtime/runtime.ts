@@ -1,5 +1,6 @@
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import { createDocumentClient, createS3Client, type AwsClientOptions } from '../aws/clients.js';
+import { requiredEnvironment } from '../aws/environment.js';
 import { RequestCounter } from '../aws/request-metrics.js';
 import { S3SnapshotStore } from '../snapshot/s3-store.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
@@ -34,13 +35,8 @@ export interface RuntimeConfig {
  * `SLUICE_DYNAMODB_ENDPOINT` and `SLUICE_S3_ENDPOINT`.
  */
 export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
-  const required = (name: string, what: string) => {
-    const value = env[name];
-    if (!value) throw new Error(`${name} is not set: ${what}`);
-    return value;
-  };
-  const tableName = required('SLUICE_STATE_TABLE', "the name of the pipeline's DynamoDB state table");
-  const snapshotBucket = required('SLUICE_SNAPSHOT_BUCKET', "the name of the pipeline's S3 snapshot bucket");
+  const tableName = requiredEnvironment('SLUICE_STATE_TABLE', "the name of the pipeline's DynamoDB state table", env);
+  const snapshotBucket = requiredEnvironment('SLUICE_SNAPSHOT_BUCKET', "the name of the pipeline's S3 snapshot bucket", env);
   const brokers = brokersFromEnvironment(env);
   if (!brokers) throw new Error('KAFKA_BROKERS is not set: the bootstrap brokers, host:port,host:port');
   const dynamodbEndpoint = env.SLUICE_DYNAMODB_ENDPOINT;
@@ -67,7 +63,7 @@ export class PipelineRuntime {
   readonly requests = new RequestCounter();
   readonly processor: Processor;
   readonly committer: KafkaCommitter;
-  private readonly admin: KafkaAdmin;
+  readonly admin: KafkaAdmin;
   private shardList: Promise<ShardTarget[]> | undefined;
 
   constructor(

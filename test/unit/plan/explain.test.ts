@@ -1,16 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { main } from '../../../lib/cli/sluice.js';
-
-async function sluice(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(
-    args,
-    (text) => (stdout += text),
-    (text) => (stderr += text),
-  );
-  return { code, stdout, stderr };
-}
+import { sluice } from '../../helpers/cli.js';
 
 describe('sluice explain', () => {
   it('prints the seed pipeline as one stage, keyed in place', async () => {

@@ -1,0 +1,86 @@
+import type { TransactionDescription } from '../kafka/describe-transactions.js';
+import type { TransactionHandle } from '../kafka/transaction-handle.js';
+import type { CoordinatorRecord } from '../state/coordinator-store.js';
+import { shardRefOf } from './coordinator.js';
+import { runtimeProgressOf } from './processor.js';
+import type { PipelineRuntime } from './runtime.js';
+
+/**
+ * A pending transaction as the broker sees it: `open` (waiting for its checkpoint),
+ * `committed`, or `lost` — aborted by its timeout or by a newer use of its id; the commit
+ * function rolls its shard back (docs/PROTOCOL.md, "Rollback").
+ */
+export type TransactionState = 'open' | 'committed' | 'lost';
+
+export interface ShardStatus {
+  readonly stageId: string;
+  readonly topic: string;
+  readonly partition: number;
+  /** The next offset to process; null before the shard's first batch. */
+  readonly offset: number | null;
+  readonly logEnd: number;
+  readonly lag: number;
+  readonly acknowledged: number;
+  readonly epoch: number;
+  readonly transactions: readonly { readonly transactionalId: string; readonly checkpoint: number; readonly state: TransactionState }[];
+}
+
+export interface PipelineStatus {
+  readonly pipeline: string;
+  readonly checkpoints: Pick<CoordinatorRecord, 'triggered' | 'triggeredAt' | 'completed' | 'completedAt' | 'committed'>;
+  readonly shards: readonly ShardStatus[];
+}
+
+function stateOf(handle: TransactionHandle, description: TransactionDescription | undefined): TransactionState {
+  if (!description || description.producerId !== handle.producerId || description.producerEpoch !== handle.producerEpoch) return 'lost';
+  if (description.state === 'CompleteCommit' || description.state === 'PrepareCommit') return 'committed';
+  return description.state === 'Ongoing' ? 'open' : 'lost';
+}
+
+/** What `sluice status` shows: checkpoints, and per shard its position, lag and transactions. */
+export async function pipelineStatus(runtime: PipelineRuntime): Promise<PipelineStatus> {
+  const { plan, store, committer } = runtime;
+  const record = await runtime.coordinator.get();
+  const targets = await runtime.shards();
+  const topics = await runtime.admin.describeTopics([...new Set(targets.map((t) => t.topic))]);
+  const shards: ShardStatus[] = [];
+  for (const target of targets) {
+    const shardRecord = await store.peek(shardRefOf(plan, target));
+    const progress = runtimeProgressOf(shardRecord?.progress);
+    const logEnd = Number(topics.find((t) => t.topic === target.topic)?.partitions.find((p) => p.partition === target.partition)?.high ?? 0);
+    const transactions = [];
+    for (const { handle, checkpoint } of progress.pending) {
+      transactions.push({ transactionalId: handle.transactionalId, checkpoint, state: stateOf(handle, await committer.describe(handle.transactionalId)) });
+    }
+    shards.push({
+      ...target,
+      offset: progress.offset,
+      logEnd,
+      lag: Math.max(0, logEnd - (progress.offset ?? 0)),
+      acknowledged: progress.acknowledged,
+      epoch: shardRecord?.epoch ?? 0,
+      transactions,
+    });
+  }
+  const { triggered, triggeredAt, completed, completedAt, committed } = record;
+  return { pipeline: plan.pipeline, checkpoints: { triggered, triggeredAt, completed, completedAt, committed }, shards };
+}
+
+export function formatStatus(status: PipelineStatus): string {
+  const { triggered, completed, committed, completedAt } = status.checkpoints;
+  const lines = [
+    `Pipeline ${status.pipeline}`,
+    `Checkpoints: triggered ${triggered}, completed ${completed}${completedAt ? ` (${new Date(completedAt).toISOString()})` : ''}, committed ${committed}`,
+    '',
+    `${'shard'.padEnd(48)} ${'offset'.padStart(10)} ${'lag'.padStart(8)} ${'ack'.padStart(5)} transactions`,
+  ];
+  for (const shard of status.shards) {
+    const byState = (state: TransactionState) => shard.transactions.filter((t) => t.state === state).length;
+    const transactions = `${byState('open')} open, ${byState('committed')} committed, ${byState('lost')} lost`;
+    lines.push(
+      `${`${shard.stageId} ${shard.topic}/${shard.partition}`.padEnd(48)} ${String(shard.offset ?? '-').padStart(10)} ` +
+        `${String(shard.lag).padStart(8)} ${String(shard.acknowledged).padStart(5)} ${transactions}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
