@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import dynalite from 'dynalite';
@@ -45,6 +46,55 @@ export async function startS3Emulator(directory?: string, port = 0): Promise<Emu
     close: async () => {
       await server.close();
       if (!directory) rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A free TCP port on 127.0.0.1, for a server that cannot be told to pick one. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * moto's server (Python, from PyPI: \`pip install "moto[server]"\`) on 127.0.0.1: a second,
+ * stricter emulator of DynamoDB and S3, to check that what passes on dynalite is not an
+ * accident of its leniency. Runs as a child process, stopped on close.
+ */
+export async function startMotoServer(python = process.env.PYTHON ?? 'python3', startTimeoutMs = 30_000): Promise<Emulator> {
+  const port = await freePort();
+  const child = spawn(python, ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2_000)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const endpoint = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + startTimeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`moto's server exited while starting (is it installed? pip install "moto[server]"):\n${stderr}`);
+    }
+    try {
+      await fetch(`${endpoint}/moto-api/`);
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`moto's server did not answer at ${endpoint} within ${startTimeoutMs} ms:\n${stderr}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  return {
+    clientOptions: { endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS },
+    close: async () => {
+      child.kill('SIGTERM');
+      await exited;
     },
   };
 }

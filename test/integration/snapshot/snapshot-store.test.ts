@@ -4,35 +4,37 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../../../lib/aws/clients.js';
-import { startS3Emulator, type Emulator } from '../../../lib/offline/emulators.js';
+import { startMotoServer, startS3Emulator, type Emulator } from '../../../lib/offline/emulators.js';
 import { LocalFolderSnapshotStore } from '../../../lib/snapshot/local-folder-store.js';
 import { ensureBucket, S3SnapshotStore } from '../../../lib/snapshot/s3-store.js';
 import type { SnapshotStore } from '../../../lib/snapshot/snapshot-store.js';
 
 let s3: Emulator;
+let moto: Emulator;
 const folders: string[] = [];
 
 beforeAll(async () => {
   s3 = await startS3Emulator();
+  moto = await startMotoServer();
 });
 
 afterAll(async () => {
   await s3.close();
+  await moto.close();
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
 let buckets = 0;
+const onS3 = (emulator: () => Emulator) => async () => {
+  const client = createS3Client(emulator().clientOptions);
+  const bucket = `sluice-snapshots-${buckets++}`;
+  await ensureBucket(client, bucket);
+  await ensureBucket(client, bucket);
+  return new S3SnapshotStore(client, bucket, 'order-aggregation/');
+};
 const stores: [string, () => Promise<SnapshotStore>][] = [
-  [
-    's3',
-    async () => {
-      const client = createS3Client(s3.clientOptions);
-      const bucket = `sluice-snapshots-${buckets++}`;
-      await ensureBucket(client, bucket);
-      await ensureBucket(client, bucket);
-      return new S3SnapshotStore(client, bucket, 'order-aggregation/');
-    },
-  ],
+  ['s3 (s3rver)', onS3(() => s3)],
+  ['s3 (moto)', onS3(() => moto)],
   [
     'local folder',
     () => {
