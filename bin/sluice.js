@@ -4,8 +4,10 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { main } = await import('../lib/cli/sluice.ts');
-process.exitCode = await main(
+const code = await main(
   process.argv.slice(2),
   (text) => process.stdout.write(text),
   (text) => process.stderr.write(text),
 );
+// Done: idle keep-alive sockets of the clients must not hold the command open.
+process.exit(code);

@@ -98,3 +98,29 @@ env
   .name('Order Aggregates Sink');
 
 export default env;
+
+const CATEGORIES = ['books', 'games', 'garden', 'kitchen', 'music', 'sports', 'tools', 'toys'];
+const FIRST_ORDER = Date.UTC(2026, 0, 1);
+
+/** A stable pseudo-random number in [0, 1) for order `index` and a purpose. */
+function noise(index: number, purpose: number): number {
+  let h = Math.imul(index ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(purpose + 1, 0xc2b2ae35);
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
+  h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
+  return ((h ^ (h >>> 16)) >>> 0) / 4_294_967_296;
+}
+
+/**
+ * Order number `index`, for `sluice offline --generate`: event time advances 50 ms an order
+ * (at 2,000 orders a second, a 5-minute window closes every 3 s), each stamped up to 9 s early
+ * (within the 10 s out-of-orderness), keyed by category as the order producers do.
+ */
+export function generateInput(index: number) {
+  const order: Order = {
+    orderId: `order-${index}`,
+    category: CATEGORIES[Math.floor(noise(index, 0) * CATEGORIES.length)] ?? 'books',
+    amount: 1 + Math.floor(noise(index, 1) * 500),
+    timestamp: FIRST_ORDER + index * 50 - Math.floor(noise(index, 2) * 9_000),
+  };
+  return { topic: 'orders', key: order.category, value: JSON.stringify(order) };
+}

@@ -81,6 +81,12 @@ declare module 'kafkajs/src/cluster/index.js' {
     }): Promise<{
       topics: { topicName: string; partitions: { partition: number; errorCode: number; baseOffset: string }[] }[];
     }>;
+    offsetCommit(args: {
+      groupId: string;
+      groupGenerationId: number;
+      memberId: string;
+      topics: { topic: string; partitions: { partition: number; offset: string }[] }[];
+    }): Promise<unknown>;
     endTxn(args: {
       transactionalId: string;
       producerId: string;

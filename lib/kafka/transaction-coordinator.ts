@@ -3,7 +3,8 @@ import type { Broker } from 'kafkajs/src/cluster/index.js';
 import { describeTransactions, type TransactionDescription } from './describe-transactions.js';
 import { ErrorCode, kafkaErrorCode } from './errors.js';
 
-/** FindCoordinator's key type for transactional ids. */
+/** FindCoordinator's key types: consumer groups and transactional ids. */
+const GROUP_COORDINATOR = 0;
 const TRANSACTION_COORDINATOR = 1;
 
 /** Errors after which the same request succeeds once the coordinator settles or is found again. */
@@ -28,24 +29,22 @@ export const DEFAULT_COORDINATOR_RETRY: CoordinatorRetry = {
 };
 
 /**
- * Runs `request` against the transaction coordinator of `transactionalId`, finding the
- * coordinator again and backing off while it answers with a transient error (a commit
- * completing, a coordinator moving or loading its log).
+ * Runs `request` against the coordinator of `key` (a group, or a transactional id), finding
+ * it again and backing off while it answers with a transient error (a commit completing, a
+ * coordinator moving or loading its log).
  */
-export async function withTransactionCoordinator<T>(
+async function withCoordinator<T>(
   cluster: Cluster,
-  transactionalId: string,
+  key: string,
+  coordinatorType: number,
   request: (coordinator: Broker) => Promise<T>,
-  retry: CoordinatorRetry = DEFAULT_COORDINATOR_RETRY,
+  retry: CoordinatorRetry,
 ): Promise<T> {
   const deadline = Date.now() + retry.deadlineMs;
   let backoff = retry.initialBackoffMs;
   for (;;) {
     try {
-      const coordinator = await cluster.findGroupCoordinator({
-        groupId: transactionalId,
-        coordinatorType: TRANSACTION_COORDINATOR,
-      });
+      const coordinator = await cluster.findGroupCoordinator({ groupId: key, coordinatorType });
       return await request(coordinator);
     } catch (error) {
       const code = kafkaErrorCode(error);
@@ -55,6 +54,37 @@ export async function withTransactionCoordinator<T>(
       backoff = Math.min(backoff * 2, retry.maxBackoffMs);
     }
   }
+}
+
+/** {@link withCoordinator} for the transaction coordinator of `transactionalId`. */
+export function withTransactionCoordinator<T>(
+  cluster: Cluster,
+  transactionalId: string,
+  request: (coordinator: Broker) => Promise<T>,
+  retry: CoordinatorRetry = DEFAULT_COORDINATOR_RETRY,
+): Promise<T> {
+  return withCoordinator(cluster, transactionalId, TRANSACTION_COORDINATOR, request, retry);
+}
+
+/**
+ * Commits a consumer group's offsets without joining the group (generation -1, no member id:
+ * the broker accepts such commits for a group with no active members), as Lambda's event
+ * source mapping keeps them. kafkajs's admin setOffsets would join the group with a consumer.
+ */
+export async function commitGroupOffsets(
+  cluster: Cluster,
+  groupId: string,
+  topic: string,
+  offsets: ReadonlyMap<number, number>,
+): Promise<void> {
+  const partitions = [...offsets].map(([partition, offset]) => ({ partition, offset: String(offset) }));
+  await withCoordinator(
+    cluster,
+    groupId,
+    GROUP_COORDINATOR,
+    (coordinator) => coordinator.offsetCommit({ groupId, groupGenerationId: -1, memberId: '', topics: [{ topic, partitions }] }),
+    DEFAULT_COORDINATOR_RETRY,
+  );
 }
 
 /** The coordinator's view of one transactional id; undefined when the broker does not know it. */

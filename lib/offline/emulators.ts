@@ -16,11 +16,12 @@ export interface Emulator {
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 
 /**
- * DynamoDB in memory (dynalite) on 127.0.0.1. It has no TransactWriteItems, which Sluice
- * does not use; conditional writes and strongly consistent reads behave as DynamoDB's.
+ * DynamoDB (dynalite) on 127.0.0.1, in memory or, given `path`, in a LevelDB folder that
+ * outlives the process. It has no TransactWriteItems, which Sluice does not use; conditional
+ * writes and strongly consistent reads behave as DynamoDB's.
  */
-export async function startDynamoDbEmulator(port = 0): Promise<Emulator> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+export async function startDynamoDbEmulator(port = 0, path?: string): Promise<Emulator> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(path ? { path } : {}) });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', resolve);

@@ -83,6 +83,8 @@ export interface ProcessorOptions {
 export interface BatchReport {
   readonly shard: ShardRef;
   readonly recordsIn: number;
+  /** Records written to the stage's sinks. */
+  readonly recordsOut: number;
   readonly skipped: number;
   readonly filled: number;
   readonly keysRead: number;
@@ -236,6 +238,7 @@ export class Processor {
     return {
       shard,
       recordsIn: records.length,
+      recordsOut: [...prepared.outputs.sinks.values()].reduce((count, written) => count + written.length, 0),
       skipped: prepared.skipped,
       filled: prepared.filled,
       keysRead: prepared.keysRead,

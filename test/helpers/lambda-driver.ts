@@ -7,7 +7,7 @@ import { listShards } from '../../lib/runtime/coordinator.js';
 import { commitHandler, coordinatorHandler, processorHandler } from '../../lib/runtime/handlers.js';
 import type { PipelineRuntime } from '../../lib/runtime/runtime.js';
 import { KafkaAdmin } from '../../lib/kafka/index.js';
-import { lambdaRecords } from './lambda-events.js';
+import { lambdaRecords } from '../../lib/offline/msk-event.js';
 
 export class LambdaDriver {
   private readonly reader: CommittedRangeReader;

@@ -1,5 +1,6 @@
 // A reproducible stream of orders for tests and benchmarks, and a straightforward
 // computation of the 5-minute totals that the seed pipeline must produce.
+import { partitionForKey } from '../../lib/kafka/partitioning.js';
 export interface GeneratedOrder {
   readonly orderId: string;
   readonly category: string;
@@ -91,4 +92,15 @@ export function expectedTotals(orders: readonly GeneratedOrder[], windowMs: numb
     totals.set(key, (totals.get(key) ?? 0) + order.amount);
   }
   return totals;
+}
+
+/** An order worth nothing an hour after the rest on every partition, keyed so that Kafka's default partitioner puts it there: all windows close. */
+export function closingOrdersOnEveryPartition(after: readonly GeneratedOrder[], partitions: number): GeneratedOrder[] {
+  const timestamp = (after.at(-1)?.timestamp ?? 0) + 3_600_000;
+  const closing: GeneratedOrder[] = [];
+  for (let i = 0; closing.length < partitions; i++) {
+    const category = `closing-${i}`;
+    if (partitionForKey(category, partitions) === closing.length) closing.push({ orderId: category, category, amount: 0, timestamp, late: false });
+  }
+  return closing;
 }

@@ -9,7 +9,7 @@ import { commitHandler, coordinatorHandler, processorHandler, type TickEvent } f
 import { PipelineRuntime } from '../../../lib/runtime/runtime.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
-import { lambdaRecords } from '../../helpers/lambda-events.js';
+import { lambdaRecords } from '../../../lib/offline/msk-event.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 import { closingOrders, expectedTotals, generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';

@@ -14,7 +14,7 @@ import { isRolledBack } from '../../../lib/snapshot/checkpoint-state.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
-import { lambdaRecords } from '../../helpers/lambda-events.js';
+import { lambdaRecords } from '../../../lib/offline/msk-event.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 import { closingOrders, expectedTotals, generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';

@@ -11,7 +11,7 @@ import { PipelineRuntime } from '../../../lib/runtime/runtime.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { testBrokers, uniqueName } from '../../helpers/kafka.js';
-import { lambdaRecords } from '../../helpers/lambda-events.js';
+import { lambdaRecords } from '../../../lib/offline/msk-event.js';
 import { generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline } from '../../helpers/pipelines.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';

@@ -10,7 +10,7 @@ import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { LambdaDriver } from '../../helpers/lambda-driver.js';
-import { expectedTotals, generateOrders, type GeneratedOrder } from '../../helpers/orders.js';
+import { closingOrdersOnEveryPartition, expectedTotals, generateOrders, type GeneratedOrder } from '../../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 
@@ -23,17 +23,6 @@ async function produce(topic: string, orders: readonly GeneratedOrder[]) {
   await writer.write(orders.map(({ late: _late, ...o }) => ({ topic, key: o.category, value: JSON.stringify(o) })));
   await writer.flush();
   await writer.close();
-}
-
-/** An order worth nothing an hour after the rest on every partition, keyed so that it belongs there: all windows close. */
-function closingOrders(after: readonly GeneratedOrder[], partitions: number): GeneratedOrder[] {
-  const timestamp = (after.at(-1)?.timestamp ?? 0) + 3_600_000;
-  const closing: GeneratedOrder[] = [];
-  for (let i = 0; closing.length < partitions; i++) {
-    const category = `closing-${i}`;
-    if (partitionForKey(category, partitions) === closing.length) closing.push({ orderId: category, category, amount: 0, timestamp, late: false });
-  }
-  return closing;
 }
 
 async function setUp(prefix: string) {
@@ -94,7 +83,7 @@ describe('restore and rescale', () => {
     await two.driver.close();
     await two.runtime.close();
 
-    await produce(narrowed, [...third, ...closingOrders(third, 4)]);
+    await produce(narrowed, [...third, ...closingOrdersOnEveryPartition(third, 4)]);
     const three = start(narrowed);
     const fromEight = await three.runtime.restore({ savepoint: 'eight' }, () => clock.now);
     expect(fromEight.shards).toBe(4);
@@ -117,7 +106,7 @@ describe('restore and rescale', () => {
     await driver.drain();
     const checkpoint = await driver.checkpoint();
     // More input is processed, its transactions pre-committed, but no checkpoint covers them.
-    await produce(input, [...orders.slice(1_500), ...closingOrders(orders, 4)]);
+    await produce(input, [...orders.slice(1_500), ...closingOrdersOnEveryPartition(orders, 4)]);
     await driver.drain();
     await driver.close();
     await runtime.close();

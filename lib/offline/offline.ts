@@ -1,0 +1,288 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { StreamExecutionEnvironment } from '../api/environment.js';
+import { createDocumentClient, createS3Client, type AwsClientOptions } from '../aws/clients.js';
+import { KafkaAdmin } from '../kafka/admin.js';
+import { brokersFromEnvironment } from '../kafka/connection.js';
+import { CommittedRangeReader } from '../kafka/range-reader.js';
+import type { OutputRecord } from '../kafka/records.js';
+import { createRecordWriter, type RecordWriter } from '../kafka/writer.js';
+import type { Plan } from '../plan/plan.js';
+import type { BatchReport } from '../runtime/processor.js';
+import { commitHandler, coordinatorHandler, processorHandler } from '../runtime/handlers.js';
+import { PipelineRuntime } from '../runtime/runtime.js';
+import { pipelineStatus, type PipelineStatus } from '../runtime/status.js';
+import { ensureBucket } from '../snapshot/s3-store.js';
+import { ensureStateTable } from '../state/dynamodb-shard-store.js';
+import { startDynamoDbEmulator, startS3Emulator, type Emulator } from './emulators.js';
+import { EventSourceMapping } from './event-source-mapping.js';
+import { startLocalBroker, stopLocalBroker } from './kafka-broker.js';
+
+/** What a pipeline file may export besides its environment, for `--generate`: the input record number `index`. */
+export type InputGenerator = (index: number) => OutputRecord;
+
+export interface OfflineOptions {
+  readonly pipeline: StreamExecutionEnvironment;
+  /** Records per second to generate into the source topics, with the file's `generateInput`; 0: none. */
+  readonly generateRate?: number;
+  readonly generateInput?: InputGenerator;
+  /** Print what the sinks' topics receive, read back with read_committed. */
+  readonly printOutput?: boolean;
+  readonly batchSize?: number;
+  readonly batchWindowMs?: number;
+  /** Replaces the pipeline's checkpoint interval (a short one makes output appear sooner). */
+  readonly checkpointIntervalMs?: number;
+  /** Partitions of the source topics offline mode creates. Default 4. */
+  readonly partitions?: number;
+  /** Where the emulators keep their data across runs. Default `.sluice/offline/<pipeline>`. */
+  readonly stateDir?: string;
+  /** Printed output and messages. */
+  readonly out: (line: string) => void;
+  /** The live status line, rewritten every second. */
+  readonly status?: (line: string) => void;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+function sourceTopics(plan: Plan): string[] {
+  return plan.stages.flatMap((stage) => (stage.input.kind === 'source' ? [...(stage.input.source.source.config.topics ?? [])] : []));
+}
+
+function sinkTopics(plan: Plan): string[] {
+  const topics = plan.stages.flatMap((stage) =>
+    stage.nodes.flatMap((node) => (node.role === 'sink' && node.transformation.sink.config.serializer.topic ? [node.transformation.sink.config.serializer.topic] : [])),
+  );
+  return [...new Set(topics)];
+}
+
+/** Counts records in and out over the last interval, for the status line. */
+class Throughput {
+  private recordsIn = 0;
+  private recordsOut = 0;
+  private since = Date.now();
+
+  add(reports: readonly BatchReport[]): void {
+    for (const report of reports) {
+      this.recordsIn += report.recordsIn;
+      this.recordsOut += report.recordsOut;
+    }
+  }
+
+  take(): { in: number; out: number } {
+    const seconds = Math.max(0.001, (Date.now() - this.since) / 1_000);
+    const rates = { in: this.recordsIn / seconds, out: this.recordsOut / seconds };
+    this.recordsIn = 0;
+    this.recordsOut = 0;
+    this.since = Date.now();
+    return rates;
+  }
+}
+
+export function formatStatusLine(status: PipelineStatus, rates: { in: number; out: number }): string {
+  const lag = status.shards.map((s) => `${s.stageId === 'stage-1' ? '' : `${s.stageId}:`}p${s.partition} ${s.lag}`).join(' ');
+  const pending = status.shards.reduce((n, s) => n + s.transactions.filter((t) => t.state === 'open').length, 0);
+  const lost = status.shards.reduce((n, s) => n + s.transactions.filter((t) => t.state === 'lost').length, 0);
+  const { completed, completedAt } = status.checkpoints;
+  const last = completed > 0 ? `checkpoint ${completed} at ${new Date(completedAt).toISOString().slice(11, 19)}` : 'no checkpoint yet';
+  return (
+    `in ${Math.round(rates.in)}/s · out ${Math.round(rates.out)}/s · lag ${lag} · ${last} · ` +
+    `pending transactions ${pending}${lost > 0 ? ` · LOST ${lost}` : ''}`
+  );
+}
+
+/**
+ * Offline mode (`sluice offline`): the pipeline's own Lambda handlers on one machine, with the
+ * local broker (or KAFKA_BROKERS), dynalite and s3rver embedded (their data kept under
+ * `stateDir`, so a restart — even after SIGKILL — continues exactly once), MSK's event source
+ * mapping emulated per stage, the coordinator on a timer and the commit function invoked by it.
+ */
+export class OfflineSession {
+  /** What to close, in the order things started: stopped in reverse. */
+  private readonly stops: (() => Promise<void>)[] = [];
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private stopping: Promise<void> | undefined;
+
+  private constructor(private readonly options: OfflineOptions) {}
+
+  static async start(options: OfflineOptions): Promise<OfflineSession> {
+    const session = new OfflineSession(options);
+    try {
+      await session.run();
+    } catch (error) {
+      await session.stop();
+      throw error;
+    }
+    return session;
+  }
+
+  private async run(): Promise<void> {
+    const { options } = this;
+    const env = options.env ?? process.env;
+    const say = options.out;
+    let brokers = brokersFromEnvironment(env);
+    if (!brokers) {
+      const broker = await startLocalBroker({ log: (line) => say(`[kafka] ${line}`) });
+      brokers = broker.brokers;
+      if (broker.started) {
+        this.stops.push(async () => {
+          await stopLocalBroker({ log: (line) => say(`[kafka] ${line}`) });
+        });
+      }
+    }
+    const kafka = { brokers };
+    if (options.checkpointIntervalMs !== undefined) options.pipeline.enableCheckpointing(options.checkpointIntervalMs);
+    const pipelineName = options.pipeline.name;
+    const stateDir = resolve(options.stateDir ?? join('.sluice', 'offline', pipelineName));
+    mkdirSync(join(stateDir, 'dynamodb'), { recursive: true });
+    mkdirSync(join(stateDir, 's3'), { recursive: true });
+    const dynamodb = await this.emulator(env.SLUICE_DYNAMODB_ENDPOINT, () => startDynamoDbEmulator(0, join(stateDir, 'dynamodb')));
+    const s3 = await this.emulator(env.SLUICE_S3_ENDPOINT, () => startS3Emulator(join(stateDir, 's3')));
+
+    const tableName = `${pipelineName}-state`;
+    const snapshotBucket = `${pipelineName}-snapshots`;
+    await ensureStateTable(createDocumentClient(dynamodb), tableName);
+    await ensureBucket(createS3Client(s3), snapshotBucket);
+    const runtime = new PipelineRuntime(options.pipeline, { tableName, snapshotBucket, kafka, dynamodb, s3 });
+    this.stops.push(() => runtime.close());
+    const { plan } = runtime;
+
+    const admin = new KafkaAdmin(kafka);
+    this.stops.push(() => admin.close());
+    const partitions = options.partitions ?? 4;
+    const existing = new Set(await admin.listTopics());
+    await admin.ensureTopics([
+      ...[...sourceTopics(plan), ...sinkTopics(plan)].filter((topic) => !existing.has(topic)).map((topic) => ({ topic, partitions })),
+      ...plan.stages.flatMap((stage) => (stage.input.kind === 'repartition' ? [{ topic: stage.input.topic, partitions: stage.input.partitions }] : [])),
+    ]);
+    say(`Sluice offline: pipeline ${pipelineName} on ${brokers.join(',')}; state in ${stateDir}`);
+
+    const throughput = new Throughput();
+    for (const stage of plan.stages) {
+      const handler = processorHandler(runtime, stage.id);
+      const topics = stage.input.kind === 'repartition' ? [stage.input.topic] : sourceTopics({ ...plan, stages: [stage] });
+      for (const description of await admin.describeTopics(topics)) {
+        const mapping = new EventSourceMapping({
+          kafka,
+          topic: description.topic,
+          partitions: description.partitions.map((p) => p.partition),
+          groupId: stage.input.kind === 'source' ? stage.input.source.source.config.groupId : `${pipelineName}-${stage.id}`,
+          ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+          ...(options.batchWindowMs === undefined ? {} : { batchWindowMs: options.batchWindowMs }),
+          handler,
+          onBatch: (_, __, result) => throughput.add((result as { batches: BatchReport[] }).batches),
+          onError: (error, partition, attempt) =>
+            say(`${stage.id} ${description.topic}/${partition}: attempt ${attempt} failed, retrying the batch: ${error instanceof Error ? error.message : String(error)}`),
+        });
+        await mapping.start();
+        this.stops.push(() => mapping.stop());
+      }
+    }
+
+    this.scheduleCoordinator(runtime, plan);
+    if (options.generateRate && options.generateInput) await this.generate(kafka, sourceTopics(plan), admin, options.generateRate, options.generateInput);
+    if (options.printOutput) await this.printOutput(kafka, sinkTopics(plan), admin);
+    if (options.status) {
+      const status = options.status;
+      let reporting = false;
+      this.every(1_000, async () => {
+        if (reporting) return;
+        reporting = true;
+        try {
+          status(formatStatusLine(await pipelineStatus(runtime), throughput.take()));
+        } finally {
+          reporting = false;
+        }
+      });
+    }
+  }
+
+  private async emulator(endpoint: string | undefined, start: () => Promise<Emulator>): Promise<AwsClientOptions> {
+    if (endpoint) return { endpoint };
+    const emulator = await start();
+    this.stops.push(() => emulator.close());
+    return emulator.clientOptions;
+  }
+
+  /** Runs `task` every `ms`, never twice at once; failures are reported and retried next time. */
+  private every(ms: number, task: () => Promise<void>): void {
+    let current: Promise<void> | undefined;
+    this.timers.push(
+      setInterval(() => {
+        if (current || this.stopping) return;
+        current = task()
+          .catch((error: unknown) => this.options.out(`error: ${error instanceof Error ? error.message : String(error)}`))
+          .finally(() => {
+            if (current) this.running.delete(current);
+            current = undefined;
+          });
+        this.running.add(current);
+      }, ms),
+    );
+  }
+
+  /** The coordinator on a schedule; its ticks invoke the processor, its commit the commit function (asynchronously, as on AWS). */
+  private scheduleCoordinator(runtime: PipelineRuntime, plan: Plan): void {
+    let committing: Promise<unknown> = Promise.resolve();
+    const commit = commitHandler(runtime);
+    const coordinator = coordinatorHandler(
+      runtime,
+      async (target) => {
+        await processorHandler(runtime, target.stageId)({ sluice: 'tick', ...target });
+      },
+      () => {
+        committing = committing.then(commit).catch((error: unknown) => this.options.out(`commit function failed: ${String(error)}`));
+        return Promise.resolve();
+      },
+    );
+    this.every(Math.min(1_000, Math.max(100, plan.checkpointing.intervalMs / 4)), async () => {
+      await coordinator();
+    });
+    this.stops.push(() => committing.then(() => undefined));
+  }
+
+  /** Writes `rate` generated records a second, numbered on from what the source topics hold already. */
+  private async generate(kafka: { brokers: string[] }, topics: string[], admin: KafkaAdmin, rate: number, input: InputGenerator): Promise<void> {
+    const held = await admin.describeTopics(topics);
+    let index = held.reduce((sum, t) => sum + t.partitions.reduce((n, p) => n + Number(p.high), 0), 0);
+    const writer: RecordWriter = createRecordWriter('AT_LEAST_ONCE', kafka);
+    this.stops.push(() => writer.close());
+    const started = Date.now();
+    const first = index;
+    this.every(100, async () => {
+      const due = first + Math.floor(((Date.now() - started) / 1_000) * rate);
+      const records: OutputRecord[] = [];
+      while (index < due) records.push(input(index++));
+      if (records.length > 0) await writer.write(records);
+    });
+  }
+
+  /** Prints every record the sinks' topics receive from now on, as read_committed readers see it. */
+  private async printOutput(kafka: { brokers: string[] }, topics: string[], admin: KafkaAdmin): Promise<void> {
+    const reader = new CommittedRangeReader(kafka);
+    this.stops.push(() => reader.close());
+    const positions = new Map<string, number>();
+    for (const description of await admin.describeTopics(topics)) {
+      for (const p of description.partitions) positions.set(`${description.topic}\u0000${p.partition}`, Number(p.high));
+    }
+    this.every(500, async () => {
+      for (const [id, from] of positions) {
+        const [topic = '', partition = '0'] = id.split('\u0000');
+        const { records, next } = await reader.readAvailable(topic, Number(partition), from, 1_000);
+        positions.set(id, next);
+        for (const record of records) this.options.out(`${topic}: ${record.value?.toString('utf8') ?? 'null'}`);
+      }
+    });
+  }
+
+  /** Stops polling and timers, lets running batches finish, then closes everything it started. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      for (const timer of this.timers) clearInterval(timer);
+      await Promise.all(this.running);
+      for (const stop of this.stops.reverse()) {
+        await stop().catch((error: unknown) => this.options.out(`while stopping: ${String(error)}`));
+      }
+    })();
+    return this.stopping;
+  }
+}
