@@ -1,5 +1,6 @@
 // The commit function: commits the transactions of completed checkpoints. Safe to invoke by hand.
+import pipeline from 'sluice-pipeline';
 import { lambdaRuntime } from '../lib/aws/lambda-runtime.js';
 import { commitHandler } from '../lib/runtime/handlers.js';
 
-export const handler = async () => commitHandler(await lambdaRuntime())();
+export const handler = () => commitHandler(lambdaRuntime(pipeline))();

@@ -8,18 +8,14 @@ import { requiredEnvironment } from './environment.js';
 export { requiredEnvironment } from './environment.js';
 
 /**
- * What the deployed functions share: the pipeline (the module named by `SLUICE_PIPELINE`,
- * whose default export is the environment) and its runtime, built once per container.
+ * What the deployed functions share: the pipeline (bundled in: the functions import it as
+ * `sluice-pipeline`, which the build points at the pipeline file) and its runtime, built once
+ * per container.
  */
-let runtime: Promise<PipelineRuntime> | undefined;
+let runtime: PipelineRuntime | undefined;
 
-export function lambdaRuntime(env: NodeJS.ProcessEnv = process.env): Promise<PipelineRuntime> {
-  runtime ??= (async () => {
-    const module = env.SLUICE_PIPELINE;
-    if (!module) throw new Error('SLUICE_PIPELINE is not set: the pipeline module whose default export is the environment');
-    const pipeline = ((await import(module)) as { default: StreamExecutionEnvironment }).default;
-    return new PipelineRuntime(pipeline, configFromEnvironment(env));
-  })();
+export function lambdaRuntime(pipeline: StreamExecutionEnvironment, env: NodeJS.ProcessEnv = process.env): PipelineRuntime {
+  runtime ??= new PipelineRuntime(pipeline, configFromEnvironment(env));
   return runtime;
 }
 

@@ -1,0 +1,105 @@
+// `npx serverless package` (osls, no AWS credentials, no network) for the seed pipeline and
+// a two-stage pipeline: the template passes cfn-lint with no errors, deploys one processor
+// per stage with its MSK trigger, the coordinator on a schedule and the commit function on
+// nodejs22.x/arm64 bundles, and every IAM statement is scoped: no wildcard actions, and no "*"
+// resource except for the EC2 Describe actions, which AWS does not let one scope.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const folders: string[] = [];
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+interface Template {
+  Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+}
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+async function packageFor(pipelineFile: string): Promise<{ folder: string; template: Template }> {
+  const folder = mkdtempSync(join(tmpdir(), 'sluice-package-'));
+  folders.push(folder);
+  const env = { ...process.env, SLUICE_PIPELINE_FILE: pipelineFile, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_PROFILE: 'none' };
+  await run('npx', ['serverless', 'package', '--package', folder], { env, timeout: 240_000 });
+  const template = JSON.parse(readFileSync(join(folder, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
+  return { folder, template };
+}
+
+function ofType(template: Template, type: string) {
+  return Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+}
+
+const UNSCOPABLE = new Set(['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ec2:DescribeVpcs']);
+
+describe('npx serverless package', () => {
+  it('packages the seed pipeline: lint-clean template, scoped IAM, small arm64 bundles', async () => {
+    const { folder, template } = await packageFor('examples/order-aggregation.ts');
+
+    // cfn-lint's exit code is a bit mask: 2 errors, 4 warnings, 8 informational.
+    const lint = await run('cfn-lint', [join(folder, 'cloudformation-template-update-stack.json')]).then(
+      () => ({ code: 0, output: '' }),
+      (error: unknown) => ({ code: (error as { code?: number }).code ?? 2, output: (error as { stdout?: string }).stdout ?? String(error) }),
+    );
+    expect(lint.code & 2, lint.output).toBe(0);
+
+    const functions = ofType(template, 'AWS::Lambda::Function');
+    expect(functions.map(([name]) => name).sort()).toEqual(['CommitLambdaFunction', 'CoordinatorLambdaFunction', 'Processorstage1LambdaFunction']);
+    for (const [, fn] of functions) {
+      expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+    }
+    const [mapping] = ofType(template, 'AWS::Lambda::EventSourceMapping');
+    expect(mapping?.[1].Properties).toMatchObject({
+      Topics: ['orders'],
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 500,
+      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-processor' },
+    });
+    expect(ofType(template, 'AWS::Events::Rule')[0]?.[1].Properties.ScheduleExpression).toBe('rate(1 minute)');
+    for (const name of ['processorstage1', 'coordinator', 'commit']) {
+      const size = statSync(join(folder, `${name}.zip`)).size;
+      expect(size, `${name}.zip`).toBeLessThan(3 * 1024 * 1024);
+    }
+
+    const table = ofType(template, 'AWS::DynamoDB::Table')[0]?.[1].Properties;
+    expect(table).toMatchObject({ BillingMode: 'PAY_PER_REQUEST', PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, SSESpecification: { SSEEnabled: true } });
+    const bucket = ofType(template, 'AWS::S3::Bucket').find(([name]) => name === 'SnapshotBucket')?.[1].Properties;
+    expect(bucket).toMatchObject({
+      VersioningConfiguration: { Status: 'Enabled' },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+    });
+    expect(JSON.stringify(bucket)).toContain('checkpoints/');
+
+    const statements = ofType(template, 'AWS::IAM::Role').flatMap(([, role]) =>
+      (role.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement),
+    );
+    expect(statements.length).toBeGreaterThan(8);
+    for (const statement of statements) {
+      const actions = [statement.Action].flat();
+      for (const action of actions) expect(action, 'no wildcard action').not.toMatch(/\*/);
+      const resources = [statement.Resource].flat();
+      if (resources.includes('*')) expect(actions.every((a) => UNSCOPABLE.has(a)), JSON.stringify(statement)).toBe(true);
+    }
+    const text = JSON.stringify(statements);
+    expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/orders');
+    expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregates');
+    expect(text).toContain('transactional-id/sluice/11111111-2222-3333-4444-555555555555-1/order-agg-tx-*');
+  }, 300_000);
+
+  it('deploys a processor per stage of a two-stage pipeline, the second on its repartition topic', async () => {
+    const { template } = await packageFor('test/fixtures/pipelines/top-category.ts');
+    const mappings = ofType(template, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    expect(mappings.map((m) => m.Topics)).toEqual([['orders'], ['top-category-keyBy-2-repartition']]);
+    expect(ofType(template, 'AWS::Lambda::Function')).toHaveLength(4);
+  }, 300_000);
+});
