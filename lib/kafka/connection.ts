@@ -2,6 +2,7 @@ import { Kafka, logLevel, type logCreator, type RetryOptions } from 'kafkajs';
 import Cluster from 'kafkajs/src/cluster/index.js';
 import { createLogger } from 'kafkajs/src/loggers/index.js';
 import defaultSocketFactory from 'kafkajs/src/network/socketFactory.js';
+import { kafkajsSecurity, type KafkaAuthentication } from './authentication.js';
 
 /** How Sluice reaches a Kafka cluster. */
 export interface KafkaConnectionOptions {
@@ -12,6 +13,8 @@ export interface KafkaConnectionOptions {
   readonly connectionTimeoutMs?: number;
   readonly requestTimeoutMs?: number;
   readonly retry?: RetryOptions;
+  /** TLS and SASL; plaintext without it (local brokers). */
+  readonly authentication?: KafkaAuthentication;
 }
 
 export const BROKERS_ENVIRONMENT_VARIABLE = 'KAFKA_BROKERS';
@@ -49,6 +52,37 @@ export function brokersFromEnvironment(env: NodeJS.ProcessEnv = process.env): st
     : parseBrokerList(value, BROKERS_ENVIRONMENT_VARIABLE);
 }
 
+const AUTH_MODES = ['NONE', 'TLS', 'IAM', 'SCRAM'] as const;
+
+/**
+ * How the functions reach their cluster, from the environment: `KAFKA_BROKERS`, and
+ * `KAFKA_AUTH` — `IAM` (MSK IAM: TLS and SASL/OAUTHBEARER tokens signed with the function's
+ * role, `AWS_REGION`), `SCRAM` (TLS and SASL/SCRAM-SHA-512 with `KAFKA_SASL_USERNAME` and
+ * `KAFKA_SASL_PASSWORD`), `TLS`, or `NONE` (the default: plaintext, for local brokers).
+ */
+export function kafkaFromEnvironment(env: NodeJS.ProcessEnv = process.env): KafkaConnectionOptions | undefined {
+  const brokers = brokersFromEnvironment(env);
+  if (!brokers) return undefined;
+  const mode = (env.KAFKA_AUTH ?? 'NONE').toUpperCase();
+  if (!(AUTH_MODES as readonly string[]).includes(mode)) {
+    throw new Error(`KAFKA_AUTH is "${env.KAFKA_AUTH ?? ''}": use one of ${AUTH_MODES.join(', ')}`);
+  }
+  let authentication: KafkaAuthentication | undefined;
+  if (mode === 'TLS') authentication = { kind: 'tls' };
+  if (mode === 'IAM') {
+    const region = env.AWS_REGION;
+    if (!region) throw new Error('KAFKA_AUTH=IAM needs AWS_REGION: the region of the MSK cluster');
+    authentication = { kind: 'msk-iam', region };
+  }
+  if (mode === 'SCRAM') {
+    const username = env.KAFKA_SASL_USERNAME;
+    const password = env.KAFKA_SASL_PASSWORD;
+    if (!username || !password) throw new Error('KAFKA_AUTH=SCRAM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
+    authentication = { kind: 'scram-sha-512', username, password };
+  }
+  return { brokers, ...(authentication ? { authentication } : {}) };
+}
+
 const LOG_LEVELS: Record<string, logLevel> = {
   NOTHING: logLevel.NOTHING,
   ERROR: logLevel.ERROR,
@@ -72,6 +106,7 @@ const jsonLogCreator: logCreator =
 
 function clientConfig(options: KafkaConnectionOptions) {
   return {
+    ...kafkajsSecurity(options.authentication),
     brokers: [...options.brokers],
     clientId: options.clientId ?? DEFAULT_CLIENT_ID,
     connectionTimeout: options.connectionTimeoutMs ?? 3_000,

@@ -4,6 +4,7 @@ export { KafkaCommitter, abortTransaction, commitTransaction, type AbortOutcome,
 export {
   BROKERS_ENVIRONMENT_VARIABLE,
   brokersFromEnvironment,
+  kafkaFromEnvironment,
   parseBrokerList,
   type KafkaConnectionOptions,
 } from './connection.js';
@@ -21,3 +22,4 @@ export {
   type TransactionalWriterOptions,
 } from './transactional-writer.js';
 export { createRecordWriter, type RecordWriter } from './writer.js';
+export type { KafkaAuthentication } from './authentication.js';

@@ -6,7 +6,7 @@ import { S3SnapshotStore } from '../snapshot/s3-store.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import { KafkaAdmin } from '../kafka/admin.js';
 import { KafkaCommitter } from '../kafka/committer.js';
-import { brokersFromEnvironment, type KafkaConnectionOptions } from '../kafka/connection.js';
+import { kafkaFromEnvironment, type KafkaConnectionOptions } from '../kafka/connection.js';
 import type { Plan } from '../plan/plan.js';
 import { planPipeline } from '../plan/planner.js';
 import { DynamoCoordinatorStore, type CoordinatorStore } from '../state/coordinator-store.js';
@@ -31,20 +31,21 @@ export interface RuntimeConfig {
 
 /**
  * The runtime's settings from the function's environment: `SLUICE_STATE_TABLE`,
- * `SLUICE_SNAPSHOT_BUCKET`, `KAFKA_BROKERS`, and for offline mode's emulators
+ * `SLUICE_SNAPSHOT_BUCKET`, `KAFKA_BROKERS` and `KAFKA_AUTH` (see {@link kafkaFromEnvironment}), and for
+ * offline mode's emulators
  * `SLUICE_DYNAMODB_ENDPOINT` and `SLUICE_S3_ENDPOINT`.
  */
 export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const tableName = requiredEnvironment('SLUICE_STATE_TABLE', "the name of the pipeline's DynamoDB state table", env);
   const snapshotBucket = requiredEnvironment('SLUICE_SNAPSHOT_BUCKET', "the name of the pipeline's S3 snapshot bucket", env);
-  const brokers = brokersFromEnvironment(env);
-  if (!brokers) throw new Error('KAFKA_BROKERS is not set: the bootstrap brokers, host:port,host:port');
+  const kafka = kafkaFromEnvironment(env);
+  if (!kafka) throw new Error('KAFKA_BROKERS is not set: the bootstrap brokers, host:port,host:port');
   const dynamodbEndpoint = env.SLUICE_DYNAMODB_ENDPOINT;
   const s3Endpoint = env.SLUICE_S3_ENDPOINT;
   return {
     tableName,
     snapshotBucket,
-    kafka: { brokers },
+    kafka,
     ...(dynamodbEndpoint ? { dynamodb: { endpoint: dynamodbEndpoint } } : {}),
     ...(s3Endpoint ? { s3: { endpoint: s3Endpoint } } : {}),
   };
