@@ -1,7 +1,9 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import type { ShardTarget } from '../runtime/coordinator.js';
-import type { TickEvent } from '../runtime/handlers.js';
+import { commitHandler, coordinatorHandler, processorHandler, type TickEvent } from '../runtime/handlers.js';
+import type { LambdaKafkaEvent } from './kafka-event.js';
+import { Observability } from './observability.js';
 import { configFromEnvironment, PipelineRuntime } from '../runtime/runtime.js';
 import { requiredEnvironment } from './environment.js';
 
@@ -13,10 +15,58 @@ export { requiredEnvironment } from './environment.js';
  * per container.
  */
 let runtime: PipelineRuntime | undefined;
+let observability: Observability | undefined;
 
 export function lambdaRuntime(pipeline: StreamExecutionEnvironment, env: NodeJS.ProcessEnv = process.env): PipelineRuntime {
   runtime ??= new PipelineRuntime(pipeline, configFromEnvironment(env));
   return runtime;
+}
+
+function observed(pipeline: StreamExecutionEnvironment): Observability {
+  observability ??= new Observability(pipeline.name);
+  return observability;
+}
+
+/** Runs `work`, logging its failure (then rethrowing it, so that Lambda retries) with what was being done. */
+async function logged<T>(pipeline: StreamExecutionEnvironment, what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    observed(pipeline).logger.error(`${what} failed`, error as Error);
+    throw error;
+  }
+}
+
+/** The processor function of `stage`, with its metrics and logs. */
+export function processorFunction(pipeline: StreamExecutionEnvironment, stage: string) {
+  return (event: LambdaKafkaEvent | TickEvent) =>
+    logged(pipeline, `Processing ${stage}`, async () => {
+      const started = Date.now();
+      const result = await processorHandler(lambdaRuntime(pipeline), stage)(event);
+      observed(pipeline).batches(stage, result.batches, Date.now() - started);
+      return result;
+    });
+}
+
+/** The coordinator function: ticks idle shards by invoking their processor, starts the commit function. */
+export function coordinatorFunction(pipeline: StreamExecutionEnvironment, env: NodeJS.ProcessEnv = process.env) {
+  const commitFunction = requiredEnvironment('SLUICE_COMMIT_FUNCTION', 'the name of the commit function', env);
+  return () =>
+    logged(pipeline, 'The coordinator', async () => {
+      const result = await coordinatorHandler(lambdaRuntime(pipeline), tickByInvoking(env), () => invokeAsync(commitFunction, {}))();
+      observed(pipeline).coordinator(result);
+      return result;
+    });
+}
+
+/** The commit function, with its metrics; lost transactions are logged as errors with their shard and checkpoint. */
+export function commitFunction(pipeline: StreamExecutionEnvironment) {
+  return () =>
+    logged(pipeline, 'The commit function', async () => {
+      const report = await commitHandler(lambdaRuntime(pipeline))();
+      observed(pipeline).commit(report);
+      return report;
+    });
 }
 
 const lambda = new LambdaClient({});

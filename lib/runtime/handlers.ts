@@ -51,7 +51,7 @@ export function coordinatorHandler(
   commit: () => Promise<void>,
   clock: () => number = Date.now,
 ) {
-  return async (): Promise<{ outcome: CoordinatorOutcome; checkpoint: number; requests: RequestCounts }> => {
+  return async (): Promise<{ outcome: CoordinatorOutcome; checkpoint: number; requests: RequestCounts; checkpointDurationMs?: number }> => {
     const { plan, store, coordinator, snapshots } = runtime;
     const before = runtime.requests.snapshot();
     const shards = await runtime.shards();
@@ -60,7 +60,8 @@ export function coordinatorHandler(
     // the processor function, so in offline mode their requests land here too.
     const requests = runtime.requests.since(before);
     if (outcome === 'completed' || record.completed > record.committed) await commit();
-    return { outcome, checkpoint: outcome === 'completed' ? record.completed : record.triggered, requests };
+    if (outcome !== 'completed') return { outcome, checkpoint: record.triggered, requests };
+    return { outcome, checkpoint: record.completed, requests, checkpointDurationMs: record.completedAt - record.triggeredAt };
   };
 }
 
