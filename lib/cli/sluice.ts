@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { describePlan, formatPlan } from '../plan/explain.js';
 import { planPipeline, PipelineValidationError } from '../plan/planner.js';
@@ -7,7 +10,7 @@ import { OfflineSession } from '../offline/offline.js';
 import { loadPipeline, loadPipelineModule } from './load-pipeline.js';
 
 type Output = (text: string) => void;
-type Parsed = { values: Record<string, string | boolean | undefined>; positionals: string[] };
+type Parsed = { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
 
 interface Command {
   readonly summary: string;
@@ -157,6 +160,49 @@ Options:
       out(values.json ? `${JSON.stringify(describePlan(plan), null, 2)}\n` : formatPlan(plan));
     },
   },
+  deploy: {
+    summary: 'deploy a pipeline to AWS with the serverless CLI (or only package it)',
+    defaultFile: 'examples/order-aggregation.ts',
+    usage: `Usage: sluice deploy [pipeline-file] [--stage <stage>] [--region <region>] [--param <name=value> ...] [--package-only]
+
+Runs \`serverless deploy\` (the osls package) on serverless.yml for the pipeline: a processor
+function per stage on its MSK trigger, the coordinator on a schedule, the commit function, the
+state table, the snapshot bucket and a least-privilege role. Parameters (see serverless.yml):
+mskClusterArn, mskClusterName, mskClusterUuid, kafkaBootstrapServers, kafkaAuth (IAM, SCRAM,
+TLS), subnetIdA, subnetIdB, securityGroupId, batchSize, batchingWindowSeconds,
+snapshotRetentionDays. AWS credentials come from the usual places (AWS_PROFILE, ...).
+
+Options:
+  --stage          the deployment stage (default dev)
+  --region         the AWS region (default eu-west-1)
+  --param          a parameter, name=value; repeat it
+  --package-only   build the bundles and the CloudFormation template in .serverless/, deploy nothing
+  --help           show this help
+`,
+    options: {
+      stage: { type: 'string' },
+      region: { type: 'string' },
+      param: { type: 'string', multiple: true },
+      'package-only': { type: 'boolean' },
+    },
+    async run(file, values, out) {
+      const args = [values['package-only'] ? 'package' : 'deploy'];
+      for (const name of ['stage', 'region'] as const) {
+        const value = values[name];
+        if (typeof value === 'string') args.push(`--${name}`, value);
+      }
+      for (const param of [values.param ?? []].flat()) {
+        if (typeof param !== 'string') continue;
+        if (!/^[A-Za-z0-9]+=/.test(param)) throw new UsageError(`--param takes name=value, not ${param}`);
+        args.push('--param', param);
+      }
+      // A pipeline that does not plan fails here, with its own message, before anything is built.
+      planPipeline(await loadPipeline(file));
+      const code = await runServerless(args, { ...process.env, SLUICE_PIPELINE_FILE: file });
+      if (code !== 0) throw new Error(`serverless ${args[0] ?? ''} exited with code ${code}`);
+      out(values['package-only'] ? 'Packaged into .serverless/\n' : 'Deployed.\n');
+    },
+  },
   status: {
     summary: 'show checkpoints, and per shard offsets, lag and pending or lost transactions',
     usage: `Usage: sluice status <pipeline-file> [--json]
@@ -228,6 +274,16 @@ ${ENVIRONMENT_HELP}`,
 };
 
 class UsageError extends Error {}
+
+/** Runs the project's `serverless` (osls) with the terminal attached; resolves with its exit code. */
+function runServerless(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const bin = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', '.bin', 'serverless');
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, [...args], { env, stdio: 'inherit' });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve(code ?? 1));
+  });
+}
 
 const USAGE = `Usage: sluice <command> <pipeline-file> [options]
 

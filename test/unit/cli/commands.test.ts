@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { sluice } from '../../helpers/cli.js';
+
+describe('the sluice command line', () => {
+  it('lists its commands, and exits 2 for an unknown one', async () => {
+    const help = await sluice('--help');
+    expect(help.code).toBe(0);
+    for (const command of ['offline', 'explain', 'deploy', 'status', 'savepoint', 'restore']) expect(help.stdout).toContain(`  ${command} `);
+    expect((await sluice('launch')).code).toBe(2);
+  });
+
+  it('explains each command with --help', async () => {
+    for (const command of ['offline', 'deploy', 'status', 'savepoint', 'restore']) {
+      const { code, stdout } = await sluice(command, '--help');
+      expect(code).toBe(0);
+      expect(stdout).toContain(`Usage: sluice ${command}`);
+    }
+  });
+
+  it('refuses a wrong command line with exit code 2 and says what is wrong', async () => {
+    expect(await sluice('deploy', '--param', 'mskClusterArn')).toMatchObject({ code: 2, stderr: expect.stringContaining('--param takes name=value, not mskClusterArn') as unknown });
+    expect(await sluice('offline', '--generate', 'fast')).toMatchObject({ code: 2, stderr: expect.stringContaining('--generate must be a positive number, not fast') as unknown });
+    expect(await sluice('offline', '--generate', '10', '--no-generate')).toMatchObject({ code: 2, stderr: expect.stringContaining('not both') as unknown });
+    expect(await sluice('restore', 'examples/order-aggregation.ts', '--checkpoint', 'latest')).toMatchObject({ code: 2 });
+  });
+
+  it('fails with exit code 1 when --generate has no generator to use', async () => {
+    const { code, stderr } = await sluice('offline', 'test/fixtures/pipelines/top-category.ts', '--generate', '10');
+    expect(code).toBe(1);
+    expect(stderr).toContain('exports no generateInput(index)');
+  });
+});
