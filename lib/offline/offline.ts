@@ -101,6 +101,7 @@ export class OfflineSession {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly running = new Set<Promise<void>>();
   private stopping: Promise<void> | undefined;
+  private started: PipelineRuntime | undefined;
 
   private constructor(private readonly options: OfflineOptions) {}
 
@@ -144,6 +145,7 @@ export class OfflineSession {
     await ensureBucket(createS3Client(s3), snapshotBucket);
     const runtime = new PipelineRuntime(options.pipeline, { tableName, snapshotBucket, kafka, dynamodb, s3 });
     this.stops.push(() => runtime.close());
+    this.started = runtime;
     const { plan } = runtime;
 
     const admin = new KafkaAdmin(kafka);
@@ -272,6 +274,12 @@ export class OfflineSession {
         for (const record of records) this.options.out(`${topic}: ${record.value?.toString('utf8') ?? 'null'}`);
       }
     });
+  }
+
+  /** The pipeline's runtime (its plan, stores and request counts), once started. */
+  get runtime(): PipelineRuntime {
+    if (!this.started) throw new Error('The offline session has not started');
+    return this.started;
   }
 
   /** Stops polling and timers, lets running batches finish, then closes everything it started. */

@@ -1,0 +1,32 @@
+// What bench/run.ts hands each contender (as JSON in argv[2]), and what it prints back.
+export interface ContenderConfig {
+  readonly brokers: string[];
+  readonly input: string;
+  readonly output: string;
+  readonly partitions: number;
+  /** Input records, the closing orders included. */
+  readonly records: number;
+  /** Window sums the pipeline must write (closing categories aside). */
+  readonly expectedWindows: number;
+  readonly guarantee: 'NONE' | 'AT_LEAST_ONCE' | 'EXACTLY_ONCE';
+  readonly checkpointIntervalMs: number;
+  readonly batchSize: number;
+}
+
+export interface ContenderResult {
+  readonly elapsedMs: number;
+  readonly outputs: number;
+  /** AWS requests by operation (Sluice only). */
+  readonly requests?: Record<string, number>;
+  readonly checkpoints?: number;
+}
+
+export function readConfig(): ContenderConfig {
+  const text = process.argv[2];
+  if (!text) throw new Error('usage: <contender> <config JSON>');
+  return JSON.parse(text) as ContenderConfig;
+}
+
+export function report(result: ContenderResult): void {
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+}

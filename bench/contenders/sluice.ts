@@ -1,0 +1,93 @@
+// Contender 3: Sluice in offline mode — the Lambda handlers with dynalite and s3rver embedded
+// and the emulated MSK event source mapping — running the seed pipeline's shape on the bench
+// topics with the given delivery guarantee, until every window sum is visible.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DeliveryGuarantee,
+  JsonDeserializationSchema,
+  KafkaRecordSerializationSchema,
+  KafkaSink,
+  KafkaSource,
+  minutes,
+  OffsetsInitializer,
+  seconds,
+  StreamExecutionEnvironment,
+  TumblingEventTimeWindows,
+  WatermarkStrategy,
+} from '../../lib/api/index.js';
+import { CommittedRangeReader } from '../../lib/kafka/index.js';
+import { OfflineSession } from '../../lib/offline/offline.js';
+import { readConfig, report } from './config.js';
+
+interface Order {
+  category: string;
+  amount: number;
+  timestamp: number;
+}
+
+const config = readConfig();
+const env = StreamExecutionEnvironment.create({ name: `bench-${config.output}` });
+env.enableCheckpointing(config.checkpointIntervalMs);
+env
+  .fromSource(
+    KafkaSource.builder<Order>()
+      .setBootstrapServers(config.brokers)
+      .setTopics(config.input)
+      .setGroupId(`${config.output}-sluice`)
+      .setStartingOffsets(OffsetsInitializer.earliest())
+      .setValueOnlyDeserializer(new JsonDeserializationSchema<Order>())
+      .setPartitionedByRecordKey()
+      .build(),
+    WatermarkStrategy.forBoundedOutOfOrderness<Order>(seconds(10)).withTimestampAssigner((order) => order.timestamp),
+    'orders',
+  )
+  .keyBy((order) => order.category)
+  .window(TumblingEventTimeWindows.of(minutes(5)))
+  .sum('amount')
+  .sinkTo(
+    KafkaSink.builder<Order>()
+      .setBootstrapServers(config.brokers)
+      .setRecordSerializer(
+        KafkaRecordSerializationSchema.builder<Order>()
+          .setTopic(config.output)
+          .setKeySerializationSchema((sum) => sum.category)
+          .setValueSerializationSchema({ serialize: (sum) => JSON.stringify(sum) })
+          .build(),
+      )
+      .setDeliveryGuarantee(DeliveryGuarantee[config.guarantee])
+      .setTransactionalIdPrefix(`${config.output}-tx`)
+      .build(),
+  );
+
+const stateDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+const started = Date.now();
+const session = await OfflineSession.start({
+  pipeline: env,
+  out: () => undefined,
+  stateDir,
+  batchSize: config.batchSize,
+  batchWindowMs: 100,
+  partitions: config.partitions,
+  env: { KAFKA_BROKERS: config.brokers.join(',') },
+});
+const reader = new CommittedRangeReader({ brokers: config.brokers });
+const positions = new Map<number, number>();
+let outputs = 0;
+while (outputs < config.expectedWindows) {
+  for (let partition = 0; partition < config.partitions; partition++) {
+    const { records, next } = await reader.readAvailable(config.output, partition, positions.get(partition) ?? 0, 10_000);
+    positions.set(partition, next);
+    outputs += records.filter((r) => !(r.key?.toString('utf8') ?? '').startsWith('closing-')).length;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+const elapsedMs = Date.now() - started;
+const requests = session.runtime.requests.snapshot();
+const { completed } = await session.runtime.coordinator.get();
+await reader.close();
+await session.stop();
+rmSync(stateDir, { recursive: true, force: true });
+report({ elapsedMs, outputs, requests, checkpoints: completed });
+process.exit(0);

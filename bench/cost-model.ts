@@ -1,0 +1,83 @@
+// Dollars per million records on AWS for the seed pipeline, from the benchmark's measurements
+// and published prices. The prices are written in the report with their date and region; this
+// machine cannot reach aws.amazon.com, so check them before relying on the figures.
+
+/** us-east-1 list prices as published on the AWS pricing pages (2025; check before use). */
+export const PRICES = {
+  asOf: 'AWS pricing pages, us-east-1, as of 2025 (on-demand DynamoDB after the November 2024 reduction)',
+  lambdaArmGbSecond: 0.0000133334,
+  lambdaRequest: 0.2 / 1e6,
+  dynamoWriteUnit: 0.625 / 1e6,
+  dynamoReadUnit: 0.125 / 1e6,
+  s3Put: 0.005 / 1000,
+  s3Get: 0.0004 / 1000,
+  mskBrokerHour: 0.204, // kafka.m7g.large
+  mskBrokers: 3,
+  flinkKpuHour: 0.11, // Amazon Managed Service for Apache Flink, plus one KPU per application
+} as const;
+
+/** A Lambda function with 1,769 MB has one vCPU; it waits on DynamoDB and Kafka about half its time (assumed). */
+const LAMBDA_GB = 1.769;
+const LAMBDA_CPU_UTILISATION = 0.5;
+/** Items a BatchGetItem reads: the categories a batch touches (20 in the benchmark). */
+const ITEMS_PER_BATCH_GET = 20;
+
+export interface CostInputs {
+  readonly recordsPerCpuSecond: number;
+  readonly flinkRecordsPerCpuSecond: number;
+  readonly requests: Readonly<Record<string, number>>;
+  readonly records: number;
+  readonly batchSize: number;
+}
+
+export interface CostRow {
+  readonly rate: number;
+  readonly sluice: { lambda: number; dynamodb: number; s3: number; msk: number; total: number };
+  readonly flink: { kpus: number; flink: number; msk: number; total: number };
+}
+
+export function costModel(inputs: CostInputs): CostRow[] {
+  const perRecord = (op: string) => (inputs.requests[op] ?? 0) / inputs.records;
+  const million = 1e6;
+  return [1_000, 10_000, 100_000].map((rate) => {
+    const gbSeconds = (1 / Math.max(inputs.recordsPerCpuSecond, 1)) / LAMBDA_CPU_UTILISATION * LAMBDA_GB;
+    const lambda = million * (gbSeconds * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest / inputs.batchSize);
+    const reads = perRecord('DynamoDB.GetItem') + perRecord('DynamoDB.BatchGetItem') * ITEMS_PER_BATCH_GET;
+    const dynamodb = million * (perRecord('DynamoDB.PutItem') * PRICES.dynamoWriteUnit + reads * PRICES.dynamoReadUnit);
+    const s3 = million * ((perRecord('S3.PutObject') + perRecord('S3.ListObjects')) * PRICES.s3Put + perRecord('S3.GetObject') * PRICES.s3Get);
+    const msk = (million / (rate * 3600)) * PRICES.mskBrokerHour * PRICES.mskBrokers;
+    const kpus = Math.ceil(rate / Math.max(inputs.flinkRecordsPerCpuSecond, 1)) + 1;
+    const flink = (million / (rate * 3600)) * kpus * PRICES.flinkKpuHour;
+    return {
+      rate,
+      sluice: { lambda, dynamodb, s3, msk, total: lambda + dynamodb + s3 + msk },
+      flink: { kpus, flink, msk, total: flink + msk },
+    };
+  });
+}
+
+export function formatCostModel(rows: readonly CostRow[]): string {
+  const usd = (value: number) => `$${value.toFixed(4)}`;
+  return `## Cost model: dollars per million records
+
+Prices: ${PRICES.asOf} — Lambda arm64 $${PRICES.lambdaArmGbSecond}/GB-s and $0.20 per million requests; DynamoDB
+on-demand $0.625 per million writes and $0.125 per million reads; S3 $0.005 per 1,000 PUT/LIST and $0.0004 per 1,000
+GET; MSK ${PRICES.mskBrokers} × kafka.m7g.large at $${PRICES.mskBrokerHour}/h; Managed Service for Apache Flink
+$${PRICES.flinkKpuHour} per KPU-hour (1 vCPU, 4 GB) plus one KPU per application.
+
+Assumptions: Sluice's Lambda time per record is its measured CPU time per record (which here also
+includes the embedded emulators) at ${LAMBDA_GB} GB and ${LAMBDA_CPU_UTILISATION * 100}% CPU utilisation; DynamoDB and S3 requests per
+record as measured; a BatchGetItem reads ${ITEMS_PER_BATCH_GET} items. Flink needs as many KPUs as its measured records/s per
+core implies. The cluster costs the same for both.
+
+| records/s | Sluice Lambda | DynamoDB | S3 | MSK | **Sluice total** | Flink KPUs | Flink | MSK | **Flink total** |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${rows
+  .map(
+    (r) =>
+      `| ${r.rate.toLocaleString('en')} | ${usd(r.sluice.lambda)} | ${usd(r.sluice.dynamodb)} | ${usd(r.sluice.s3)} | ${usd(r.sluice.msk)} | ` +
+      `**${usd(r.sluice.total)}** | ${r.flink.kpus} | ${usd(r.flink.flink)} | ${usd(r.flink.msk)} | **${usd(r.flink.total)}** |`,
+  )
+  .join('\n')}
+`;
+}

@@ -1,0 +1,91 @@
+// The benchmark's order generator: seeded and reproducible, with configurable categories,
+// out-of-orderness, late fraction and record size; writes pre-loaded input to the broker.
+import { createRecordWriter, partitionForKey, type KafkaConnectionOptions, type OutputRecord } from '../lib/kafka/index.js';
+
+export interface OrderOptions {
+  readonly count: number;
+  readonly seed: number;
+  readonly categories: number;
+  /** How far behind the event clock an on-time order may be stamped (below the pipelines' 10 s bound). */
+  readonly outOfOrdernessMs: number;
+  /** Orders stamped a window behind: late for every contender, dropped by all. */
+  readonly lateFraction: number;
+  /** Each record's JSON is padded to this many bytes. */
+  readonly recordBytes: number;
+  /** Event time between consecutive orders. */
+  readonly spacingMs: number;
+}
+
+export interface BenchOrder {
+  readonly orderId: string;
+  readonly category: string;
+  readonly amount: number;
+  readonly timestamp: number;
+  readonly late: boolean;
+}
+
+export const WINDOW_MS = 300_000;
+const START = Date.UTC(2026, 0, 1);
+
+function random(seed: number, index: number, purpose: number): number {
+  let h = Math.imul(seed ^ 0x2545f491, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b) ^ Math.imul(purpose + 7, 0xc2b2ae35);
+  h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
+  h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
+  return ((h ^ (h >>> 16)) >>> 0) / 4_294_967_296;
+}
+
+export function orderAt(index: number, options: OrderOptions): BenchOrder {
+  const late = index > 20_000 && random(options.seed, index, 0) < options.lateFraction;
+  const clock = START + index * options.spacingMs;
+  return {
+    orderId: `o-${index}`,
+    category: `category-${Math.floor(random(options.seed, index, 1) * options.categories)}`,
+    amount: 1 + Math.floor(random(options.seed, index, 2) * 500),
+    timestamp: late ? clock - 2 * WINDOW_MS : clock - Math.floor(random(options.seed, index, 3) * options.outOfOrdernessMs),
+    late,
+  };
+}
+
+function serialize(order: BenchOrder, recordBytes: number): string {
+  const json = JSON.stringify({ orderId: order.orderId, category: order.category, amount: order.amount, timestamp: order.timestamp, pad: '' });
+  return json.replace('"pad":""', `"pad":"${'x'.repeat(Math.max(0, recordBytes - json.length))}"`);
+}
+
+/** The 5-minute sums every contender must write, by `category@windowStart`. */
+export function expectedSums(options: OrderOptions): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (let i = 0; i < options.count; i++) {
+    const order = orderAt(i, options);
+    if (order.late) continue;
+    const key = `${order.category}@${Math.floor(order.timestamp / WINDOW_MS) * WINDOW_MS}`;
+    sums.set(key, (sums.get(key) ?? 0) + order.amount);
+  }
+  return sums;
+}
+
+/**
+ * Writes the orders keyed by category, then on every partition an order an hour later worth
+ * nothing (category `closing-*`) that closes every window for pipelines that never see the
+ * end of their input.
+ */
+export async function loadOrders(kafka: KafkaConnectionOptions, topic: string, partitions: number, options: OrderOptions): Promise<void> {
+  const writer = createRecordWriter('AT_LEAST_ONCE', kafka);
+  for (let start = 0; start < options.count; start += 10_000) {
+    const batch: OutputRecord[] = [];
+    for (let i = start; i < Math.min(options.count, start + 10_000); i++) {
+      const order = orderAt(i, options);
+      batch.push({ topic, key: order.category, value: serialize(order, options.recordBytes) });
+    }
+    await writer.write(batch);
+  }
+  const closingAt = START + options.count * options.spacingMs + 3_600_000;
+  const closing: OutputRecord[] = [];
+  for (let i = 0; closing.length < partitions; i++) {
+    const category = `closing-${i}`;
+    if (partitionForKey(category, partitions) !== closing.length) continue;
+    closing.push({ topic, key: category, value: serialize({ orderId: category, category, amount: 0, timestamp: closingAt, late: false }, options.recordBytes) });
+  }
+  await writer.write(closing);
+  await writer.flush();
+  await writer.close();
+}
