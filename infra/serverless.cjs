@@ -45,6 +45,36 @@ function transactionalPrefixes(plan) {
   return [...prefixes];
 }
 
+/**
+ * A stage's trigger: Amazon MSK by default; with SLUICE_KAFKA_TRIGGER=self-managed, a
+ * self-managed Kafka event source (bootstrap servers, SASL/SCRAM credentials from Secrets
+ * Manager, the VPC to reach the brokers from).
+ */
+function trigger(topic, consumerGroupId) {
+  const common = {
+    topic,
+    batchSize: '${param:batchSize}',
+    maximumBatchingWindow: '${param:batchingWindowSeconds}',
+    startingPosition: 'TRIM_HORIZON',
+    consumerGroupId,
+    enabled: true,
+  };
+  if (process.env.SLUICE_KAFKA_TRIGGER === 'self-managed') {
+    return {
+      kafka: {
+        ...common,
+        bootstrapServers: ['${param:kafkaBootstrapServers}'],
+        accessConfigurations: {
+          saslScram512Auth: '${param:kafkaScramSecretArn}',
+          vpcSubnet: ['${param:subnetIdA}', '${param:subnetIdB}'],
+          vpcSecurityGroup: '${param:securityGroupId}',
+        },
+      },
+    };
+  }
+  return { msk: { arn: '${param:mskClusterArn}', ...common } };
+}
+
 module.exports = async () => {
   const plan = await loadPlan(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE);
   const service = '${self:service}-${sls:stage}';
@@ -59,17 +89,7 @@ module.exports = async () => {
       handler: 'functions/processor.handler',
       description: `Sluice ${plan.pipeline}: processes ${stage.id} (${stageTopics(stage).join(', ')})`,
       environment: { SLUICE_STAGE: stage.id },
-      events: stageTopics(stage).map((topic) => ({
-        msk: {
-          arn: '${param:mskClusterArn}',
-          topic,
-          batchSize: '${param:batchSize}',
-          maximumBatchingWindow: '${param:batchingWindowSeconds}',
-          startingPosition: 'TRIM_HORIZON',
-          consumerGroupId: groupOf(plan, stage),
-          enabled: true,
-        },
-      })),
+      events: stageTopics(stage).map((topic) => trigger(topic, groupOf(plan, stage))),
     };
   }
   const commitKey = 'commit';
@@ -152,6 +172,10 @@ module.exports = async () => {
       ],
     },
   ];
+  if (process.env.SLUICE_KAFKA_TRIGGER === 'self-managed') {
+    // The event source mapping reads the SCRAM credentials with the function's role.
+    statements.push({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: ['${param:kafkaScramSecretArn}'] });
+  }
 
   // The functions' own role: the framework's default role would add its own MSK statements,
   // with unscoped EC2 resources.

@@ -26,10 +26,17 @@ interface Statement {
   Resource: unknown;
 }
 
-async function packageFor(pipelineFile: string): Promise<{ folder: string; template: Template }> {
+async function packageFor(pipelineFile: string, trigger = 'msk'): Promise<{ folder: string; template: Template }> {
   const folder = mkdtempSync(join(tmpdir(), 'sluice-package-'));
   folders.push(folder);
-  const env = { ...process.env, SLUICE_PIPELINE_FILE: pipelineFile, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_PROFILE: 'none' };
+  const env = {
+    ...process.env,
+    SLUICE_PIPELINE_FILE: pipelineFile,
+    SLUICE_KAFKA_TRIGGER: trigger,
+    AWS_ACCESS_KEY_ID: '',
+    AWS_SECRET_ACCESS_KEY: '',
+    AWS_PROFILE: 'none',
+  };
   await run('npx', ['serverless', 'package', '--package', folder], { env, timeout: 240_000 });
   const template = JSON.parse(readFileSync(join(folder, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
   return { folder, template };
@@ -101,5 +108,17 @@ describe('npx serverless package', () => {
     const mappings = ofType(template, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
     expect(mappings.map((m) => m.Topics)).toEqual([['orders'], ['top-category-keyBy-2-repartition']]);
     expect(ofType(template, 'AWS::Lambda::Function')).toHaveLength(4);
+  }, 300_000);
+
+  it('triggers from a self-managed Kafka cluster instead, reading SCRAM credentials from Secrets Manager', async () => {
+    const { template } = await packageFor('examples/order-aggregation.ts', 'self-managed');
+    const [mapping] = ofType(template, 'AWS::Lambda::EventSourceMapping');
+    expect(mapping?.[1].Properties).toMatchObject({
+      Topics: ['orders'],
+      SelfManagedEventSource: { Endpoints: { KafkaBootstrapServers: ['b-1.sluice.example.c3.kafka.eu-west-1.amazonaws.com:9098'] } },
+      SelfManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-processor' },
+    });
+    expect(JSON.stringify(mapping?.[1].Properties.SourceAccessConfigurations)).toContain('SASL_SCRAM_512_AUTH');
+    expect(JSON.stringify(ofType(template, 'AWS::IAM::Role'))).toContain('secretsmanager:GetSecretValue');
   }, 300_000);
 });
