@@ -81,8 +81,11 @@ export function formatStatusLine(status: PipelineStatus, rates: { in: number; ou
   const lag = status.shards.map((s) => `${s.stageId === 'stage-1' ? '' : `${s.stageId}:`}p${s.partition} ${s.lag}`).join(' ');
   const pending = status.shards.reduce((n, s) => n + s.transactions.filter((t) => t.state === 'open').length, 0);
   const lost = status.shards.reduce((n, s) => n + s.transactions.filter((t) => t.state === 'lost').length, 0);
-  const { completed, completedAt } = status.checkpoints;
-  const last = completed > 0 ? `checkpoint ${completed} at ${new Date(completedAt).toISOString().slice(11, 19)}` : 'no checkpoint yet';
+  const { triggered, completed, completedAt, committed } = status.checkpoints;
+  const last =
+    completed > 0
+      ? `checkpoint ${completed} at ${new Date(completedAt).toISOString().slice(11, 19)} (triggered ${triggered}, committed ${committed})`
+      : 'no checkpoint yet';
   return (
     `in ${Math.round(rates.in)}/s · out ${Math.round(rates.out)}/s · lag ${lag} · ${last} · ` +
     `pending transactions ${pending}${lost > 0 ? ` · LOST ${lost}` : ''}`

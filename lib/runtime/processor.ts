@@ -96,7 +96,7 @@ export interface BatchReport {
 }
 
 const DEFAULT_POOL_SIZE = 64;
-/** The most a tick reads to catch a shard up with its log. */
+/** The most a tick reads to catch a rolled-back shard up with its log. */
 const MAX_CATCH_UP_RECORDS = 10_000;
 
 /** The shard of a stage's input partition. Sources may read several topics, so the topic is part of it. */
@@ -175,7 +175,10 @@ export class Processor {
         ? { inputWatermark: Math.min(...input.upstream.map((id) => checkpoints.committedWatermarks[id] ?? Number.MIN_SAFE_INTEGER)) }
         : {}),
       ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.reader.read({ topic, partition, from, to }) } : {}),
-      readBehind: async (from: number) => (await this.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS)).records,
+      readBehind: async (from: number) => {
+        const { records } = await this.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS);
+        return { records, more: records.length === MAX_CATCH_UP_RECORDS };
+      },
     });
     this.options.onStep?.('claimed-and-state-written', shard);
 

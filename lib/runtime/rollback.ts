@@ -106,6 +106,8 @@ export async function rollBackLostTransaction(
     ...progress,
     offset: lostStart.offsetBefore,
     executor,
+    // Its trigger has moved on: ticks replay what the log holds.
+    catchUp: true,
     pending: progress.pending.filter((p) => p.epoch < lost.epoch),
     deltas: [...before, { epoch: claim.epoch, checkpoint: covering, object }],
     ...(inFlight

@@ -10,6 +10,12 @@ export interface ShardProgress {
   /** The next input offset to process; null before the first batch. */
   readonly offset: number | null;
   readonly executor: ExecutorSnapshot | null;
+  /**
+   * Set by a rollback: the shard is behind its log and ticks read what the log holds until it
+   * has caught up. (Otherwise ticks read nothing: a tick that read the backlog would contend
+   * with the trigger's own invocations for the shard.)
+   */
+  readonly catchUp?: boolean;
 }
 
 export const INITIAL_PROGRESS: ShardProgress = { offset: null, executor: null };
@@ -54,11 +60,10 @@ export interface ShardBatchOptions {
    */
   readonly rereadCommitted?: (from: number, to: number) => Promise<KafkaRecord[]>;
   /**
-   * Reads what the shard's input holds from an offset on, for a tick (no records delivered):
-   * a shard behind its log — rolled back, or skipped by the trigger — catches up without
-   * waiting for new input.
+   * Reads what the shard's input holds from an offset on, for a tick of a shard that must
+   * catch up (see {@link ShardProgress.catchUp}); `more` says the log holds more than it read.
    */
-  readonly readBehind?: (from: number) => Promise<KafkaRecord[]>;
+  readonly readBehind?: (from: number) => Promise<{ records: KafkaRecord[]; more: boolean }>;
 }
 
 /** A processed batch whose keyed state is written but not yet visible: commit it after its output is safe. */
@@ -117,9 +122,12 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     records = await options.rereadCommitted(expected ?? records[0]?.offset ?? delivered.offset, delivered.offset + 1);
     filled = Math.max(0, records.length - deliveredCount);
   }
-  if (options.records.length === 0 && options.readBehind && expected !== null) {
-    records = await options.readBehind(expected);
+  let catchUp = progress.catchUp === true;
+  if (options.records.length === 0 && options.readBehind && catchUp && expected !== null) {
+    const behind = await options.readBehind(expected);
+    records = behind.records;
     filled = records.length;
+    catchUp = behind.more;
   }
   const first = records[0];
   // A reread already covers the range from the expected offset; only delivered records can leave a gap.
@@ -164,7 +172,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
   return {
     claim,
     outputs: executor.drainOutputs(),
-    progress: { offset: after > 0 ? after : expected, executor: executor.snapshot() },
+    progress: { offset: after > 0 ? after : expected, executor: executor.snapshot(), ...(catchUp ? { catchUp } : {}) },
     from: expected,
     changes,
     skipped,
