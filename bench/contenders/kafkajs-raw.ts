@@ -2,6 +2,7 @@
 // ceiling on this machine.
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { readConfig, report } from './config.js';
+import { consumeUntil } from './kafkajs-common.js';
 
 const config = readConfig();
 const kafka = new Kafka({ brokers: config.brokers, clientId: 'bench-raw', logLevel: logLevel.NOTHING });
@@ -10,19 +11,10 @@ const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartiti
 await Promise.all([consumer.connect(), producer.connect()]);
 await consumer.subscribe({ topic: config.input, fromBeginning: true });
 const started = Date.now();
-let consumed = 0;
-await new Promise<void>((resolve, reject) => {
-  consumer
-    .run({
-      eachBatch: async ({ batch }) => {
-        await producer.send({ topic: config.output, acks: 1, messages: batch.messages.map((m) => ({ key: m.key, value: m.value })) });
-        consumed += batch.messages.length;
-        if (consumed >= config.records) resolve();
-      },
-    })
-    .catch(reject);
+await consumeUntil(consumer, config.records, async (batch) => {
+  await producer.send({ topic: config.output, acks: 1, messages: batch.messages.map((m) => ({ key: m.key, value: m.value })) });
 });
 const elapsedMs = Date.now() - started;
 await consumer.disconnect();
 await producer.disconnect();
-report({ elapsedMs, outputs: consumed });
+report({ elapsedMs, outputs: config.records });

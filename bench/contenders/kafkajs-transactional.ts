@@ -4,6 +4,7 @@
 // closed windows and offsets committed in one transaction.
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { readConfig, report } from './config.js';
+import { consumeUntil } from './kafkajs-common.js';
 
 const WINDOW = 300_000;
 const config = readConfig();
@@ -22,46 +23,41 @@ await consumer.subscribe({ topic: config.input, fromBeginning: true });
 const open = new Map<number, Map<string, { category: string; start: number; amount: number }>>();
 const watermarks = new Map<number, number>();
 const started = Date.now();
-let consumed = 0;
 let outputs = 0;
-await new Promise<void>((resolve, reject) => {
-  consumer
-    .run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        const windows = open.get(batch.partition) ?? new Map<string, { category: string; start: number; amount: number }>();
-        open.set(batch.partition, windows);
-        let watermark = watermarks.get(batch.partition) ?? Number.MIN_SAFE_INTEGER;
-        for (const message of batch.messages) {
-          const order = JSON.parse(message.value?.toString('utf8') ?? '{}') as { category: string; amount: number; timestamp: number };
-          const start = Math.floor(order.timestamp / WINDOW) * WINDOW;
-          if (start + WINDOW - 1 <= watermark) continue; // late
-          const key = `${order.category}@${start}`;
-          const window = windows.get(key) ?? { category: order.category, start, amount: 0 };
-          window.amount += order.amount;
-          windows.set(key, window);
-          watermark = Math.max(watermark, order.timestamp - 10_000 - 1);
-        }
-        watermarks.set(batch.partition, watermark);
-        const closed = [...windows.entries()].filter(([, w]) => w.start + WINDOW - 1 <= watermark);
-        for (const [key] of closed) windows.delete(key);
-        const transaction = await producer.transaction();
-        await transaction.send({
-          topic: config.output,
-          messages: closed.map(([, w]) => ({ key: w.category, value: JSON.stringify({ category: w.category, windowStart: w.start, windowEnd: w.start + WINDOW, amount: w.amount }) })),
-        });
-        const last = batch.messages.at(-1);
-        if (last) {
-          await transaction.sendOffsets({ consumerGroupId: groupId, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(Number(last.offset) + 1) }] }] });
-        }
-        await transaction.commit();
-        outputs += closed.filter(([, w]) => !w.category.startsWith('closing-')).length;
-        consumed += batch.messages.length;
-        if (consumed >= config.records) resolve();
-      },
-    })
-    .catch(reject);
-});
+await consumeUntil(
+  consumer,
+  config.records,
+  async (batch) => {
+    const windows = open.get(batch.partition) ?? new Map<string, { category: string; start: number; amount: number }>();
+    open.set(batch.partition, windows);
+    let watermark = watermarks.get(batch.partition) ?? Number.MIN_SAFE_INTEGER;
+    for (const message of batch.messages) {
+      const order = JSON.parse(message.value?.toString('utf8') ?? '{}') as { category: string; amount: number; timestamp: number };
+      const start = Math.floor(order.timestamp / WINDOW) * WINDOW;
+      if (start + WINDOW - 1 <= watermark) continue; // late
+      const key = `${order.category}@${start}`;
+      const window = windows.get(key) ?? { category: order.category, start, amount: 0 };
+      window.amount += order.amount;
+      windows.set(key, window);
+      watermark = Math.max(watermark, order.timestamp - 10_000 - 1);
+    }
+    watermarks.set(batch.partition, watermark);
+    const closed = [...windows.entries()].filter(([, w]) => w.start + WINDOW - 1 <= watermark);
+    for (const [key] of closed) windows.delete(key);
+    const transaction = await producer.transaction();
+    await transaction.send({
+      topic: config.output,
+      messages: closed.map(([, w]) => ({ key: w.category, value: JSON.stringify({ category: w.category, windowStart: w.start, windowEnd: w.start + WINDOW, amount: w.amount }) })),
+    });
+    const last = batch.messages.at(-1);
+    if (last) {
+      await transaction.sendOffsets({ consumerGroupId: groupId, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(Number(last.offset) + 1) }] }] });
+    }
+    await transaction.commit();
+    outputs += closed.filter(([, w]) => !w.category.startsWith('closing-')).length;
+  },
+  false,
+);
 const elapsedMs = Date.now() - started;
 await consumer.disconnect();
 await producer.disconnect();
