@@ -31,6 +31,9 @@ export interface ClusterDescription {
 }
 
 /** Topic and cluster administration. Create one per process and close it when done. */
+/** How long a newly created topic may take to get leaders for all its partitions. */
+const TOPIC_READY_TIMEOUT_MS = 30_000;
+
 export class KafkaAdmin {
   private readonly admin: Admin;
   private connected: Promise<void> | undefined;
@@ -83,7 +86,7 @@ export class KafkaAdmin {
     const missing = specs.filter((spec) => !existing.has(spec.topic));
     if (missing.length > 0) {
       await this.admin.createTopics({
-        waitForLeaders: true,
+        waitForLeaders: false,
         topics: missing.map((spec) => ({
           topic: spec.topic,
           numPartitions: spec.partitions,
@@ -91,6 +94,7 @@ export class KafkaAdmin {
           configEntries: Object.entries(spec.configs ?? {}).map(([name, value]) => ({ name, value })),
         })),
       });
+      await this.waitForLeaders(missing, TOPIC_READY_TIMEOUT_MS);
     }
     const present = specs.filter((spec) => existing.has(spec.topic));
     if (present.length > 0) {
@@ -106,6 +110,30 @@ export class KafkaAdmin {
       }
     }
     return { created: missing.map((spec) => spec.topic) };
+  }
+
+  /**
+   * Waits until every partition of the new topics has a leader that answers for it. kafkajs's
+   * own wait retries only LEADER_NOT_AVAILABLE, but a broker may also answer, for a moment,
+   * that it does not host or lead a partition the controller has just created.
+   */
+  private async waitForLeaders(specs: readonly TopicSpec[], timeoutMs: number): Promise<void> {
+    const ready = async () => {
+      const { topics } = await this.admin.fetchTopicMetadata({ topics: specs.map((spec) => spec.topic) });
+      return specs.every((spec) => {
+        const partitions = topics.find((t) => t.name === spec.topic)?.partitions ?? [];
+        return partitions.length === spec.partitions && partitions.every((p) => p.leader >= 0);
+      });
+    };
+    const answered = async () => {
+      for (const spec of specs) await this.topicOffsets(spec.topic);
+    };
+    const deadline = Date.now() + timeoutMs;
+    while (!(await retryWhileRetriable(ready, timeoutMs))) {
+      if (Date.now() > deadline) throw new Error(`Topics ${specs.map((s) => s.topic).join(', ')} have no leader after ${timeoutMs} ms: is the broker healthy?`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await answered();
   }
 
   async describeTopics(topics: readonly string[]): Promise<TopicDescription[]> {
@@ -134,17 +162,19 @@ export class KafkaAdmin {
   }
 
   /**
-   * kafkajs's fetchTopicOffsets fails with a TypeError when a leader's answer lacks the topic,
-   * as it may for a topic created a moment ago while other clients create theirs: the answer
-   * settles within moments, so it is asked again.
+   * A topic created a moment ago may still be settling: its leader answers that it does not
+   * lead or host the partition yet (retriable), or kafkajs's fetchTopicOffsets fails with a
+   * TypeError when the answer lacks the topic. Either settles within moments, so it is asked again.
    */
   private async topicOffsets(topic: string): Promise<Awaited<ReturnType<Admin['fetchTopicOffsets']>>> {
+    const deadline = Date.now() + TOPIC_READY_TIMEOUT_MS;
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.admin.fetchTopicOffsets(topic);
       } catch (error) {
-        if (!(error instanceof TypeError) || attempt >= 20) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        const settling = error instanceof TypeError || (error as { retriable?: unknown }).retriable === true;
+        if (!settling || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 1_000)));
       }
     }
   }

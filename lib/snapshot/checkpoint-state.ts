@@ -40,8 +40,14 @@ export interface CheckpointManifest {
   readonly shards: readonly ManifestShard[];
 }
 
-/** A shard's state objects are merged into one when a checkpoint would list more than this many. */
-export const MAX_STATE_OBJECTS = 16;
+/**
+ * A checkpoint merges a shard's newest state objects into one of the next level once this
+ * many of them share a level (a size-tiered merge, as in an LSM tree): a merge at level L
+ * covers about FAN_IN^L deltas and happens once every FAN_IN^L checkpoints, so what merging
+ * costs per checkpoint follows the changed state, and a shard lists at most about FAN_IN
+ * objects per level.
+ */
+export const STATE_MERGE_FAN_IN = 8;
 
 function shardPath(shard: ShardRef): string {
   return `state/${encodeURIComponent(shard.stage)}/${shard.shard}`;
@@ -71,13 +77,18 @@ export function savepointManifestKey(name: string): string {
   return `savepoints/${name}/manifest.json`;
 }
 
-/** Writes the changes of `epoch` and returns the object's key (unique even if epochs restart). */
+/**
+ * Writes the changes of `epoch` and returns the object's key (unique even if epochs restart).
+ * `level` names a merge of older objects; a delta without epoch or level holds a whole state.
+ */
 export async function writeStateDelta(
   store: SnapshotStore,
   shard: ShardRef,
   delta: Omit<StateDelta, 'changes'> & { readonly changes: readonly StateChange[] },
+  level = 0,
 ): Promise<string> {
-  const key = `${shardPath(shard)}/${delta.epoch ?? 'base'}-${randomUUID()}.json`;
+  const name = level > 0 ? `level${level}` : (delta.epoch ?? 'base');
+  const key = `${shardPath(shard)}/${name}-${randomUUID()}.json`;
   const body: StateDelta = { ...delta, changes: delta.changes.map(({ key: k, state }) => ({ key: k.value, state })) };
   await store.put(key, JSON.stringify(body));
   return key;
@@ -89,6 +100,18 @@ export async function readStateDelta(store: SnapshotStore, key: string): Promise
   return JSON.parse(body.toString('utf8')) as StateDelta;
 }
 
+/** The merge of state objects, later ones winning; a cleared key stays, as null, to hide older values. */
+async function mergeStateObjects(store: SnapshotStore, objects: readonly string[], maxParallelism: number): Promise<Map<string, StateChange>> {
+  const merged = new Map<string, StateChange>();
+  for (const object of objects) {
+    for (const change of (await readStateDelta(store, object)).changes) {
+      const key = keyRef(change.key, maxParallelism);
+      merged.set(key.serialized, { key, state: change.state });
+    }
+  }
+  return merged;
+}
+
 /** A shard's keyed state: the merge of its state objects, later ones winning, cleared keys dropped. */
 export async function readShardState(
   store: SnapshotStore,
@@ -96,27 +119,43 @@ export async function readShardState(
   maxParallelism: number,
 ): Promise<Map<string, { key: KeyRef; state: KeyState }>> {
   const state = new Map<string, { key: KeyRef; state: KeyState }>();
-  for (const object of objects) {
-    for (const change of (await readStateDelta(store, object)).changes) {
-      const key = keyRef(change.key, maxParallelism);
-      if (change.state === null) state.delete(key.serialized);
-      else state.set(key.serialized, { key, state: change.state });
-    }
+  for (const [serialized, { key, state: value }] of await mergeStateObjects(store, objects, maxParallelism)) {
+    if (value !== null) state.set(serialized, { key, state: value });
   }
   return state;
 }
 
-/** Replaces a long chain of state objects with one holding their merge. */
+/** An object's merge level, from its key: 0 for a delta, Infinity for a whole state (never merged). */
+export function stateObjectLevel(key: string): number {
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  if (name.startsWith('base-')) return Number.POSITIVE_INFINITY;
+  return Number(/^level(\d+)-/.exec(name)?.[1] ?? 0);
+}
+
+/**
+ * Merges the newest objects of a shard's chain, level by level from 0: when the trailing run
+ * of objects at or below a level holds STATE_MERGE_FAN_IN objects of that level, the run
+ * becomes one object of the next level. Older, larger objects stay as they are.
+ */
 export async function compactShardState(
   store: SnapshotStore,
   shard: ShardRef,
   objects: readonly string[],
   maxParallelism: number,
 ): Promise<string[]> {
-  if (objects.length <= MAX_STATE_OBJECTS) return [...objects];
-  const merged = await readShardState(store, objects, maxParallelism);
-  const changes = [...merged.values()].map(({ key, state }) => ({ key, state }));
-  return [await writeStateDelta(store, shard, { epoch: null, offsetBefore: null, executorBefore: null, changes })];
+  let chain = [...objects];
+  const highest = () => Math.max(0, ...chain.map(stateObjectLevel).filter(Number.isFinite));
+  for (let level = 0; level <= highest(); level++) {
+    let start = chain.length;
+    while (start > 0 && stateObjectLevel(chain[start - 1] ?? '') <= level) start--;
+    const run = chain.slice(start);
+    if (run.filter((key) => stateObjectLevel(key) === level).length < STATE_MERGE_FAN_IN) continue;
+    // With nothing older, a cleared key hides nothing and is dropped.
+    const changes = [...(await mergeStateObjects(store, run, maxParallelism)).values()].filter((change) => start > 0 || change.state !== null);
+    const object = await writeStateDelta(store, shard, { epoch: null, offsetBefore: null, executorBefore: null, changes }, level + 1);
+    chain = [...chain.slice(0, start), object];
+  }
+  return chain;
 }
 
 export async function writeManifest(store: SnapshotStore, key: string, manifest: CheckpointManifest): Promise<void> {

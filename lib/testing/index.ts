@@ -5,3 +5,4 @@ export {
   type TestRecord,
   type TimestampedValue,
 } from './harness.js';
+export { LambdaDriver } from './lambda-driver.js';

@@ -1,13 +1,12 @@
-// Plays AWS Lambda's part for a deployed pipeline in tests: polls each shard's partition as
+// Plays AWS Lambda's part for a pipeline runtime in tests and benchmarks: polls each shard's partition as
 // the event source mapping does and hands the records to the processor handler, runs the
 // coordinator on a schedule (its ticks invoke the processor, its commit the commit function).
-import { seconds } from '../../lib/api/index.js';
-import { CommittedRangeReader } from '../../lib/kafka/index.js';
-import { listShards } from '../../lib/runtime/coordinator.js';
-import { commitHandler, coordinatorHandler, processorHandler } from '../../lib/runtime/handlers.js';
-import type { PipelineRuntime } from '../../lib/runtime/runtime.js';
-import { KafkaAdmin } from '../../lib/kafka/index.js';
-import { lambdaRecords } from '../../lib/offline/msk-event.js';
+import { seconds } from '../api/index.js';
+import { CommittedRangeReader, KafkaAdmin } from '../kafka/index.js';
+import { listShards } from '../runtime/coordinator.js';
+import { commitHandler, coordinatorHandler, processorHandler } from '../runtime/handlers.js';
+import type { PipelineRuntime } from '../runtime/runtime.js';
+import { lambdaRecords } from '../offline/msk-event.js';
 
 export class LambdaDriver {
   private readonly reader: CommittedRangeReader;
