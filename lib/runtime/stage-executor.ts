@@ -329,12 +329,9 @@ export class StageExecutor {
   private writeToRepartition(topic: string, selector: (value: unknown) => unknown, record: StreamRecord): void {
     const key = keyRef(selector(record.value), this.options.plan.maxParallelism);
     const value: RepartitionValue = { v: record.value, t: record.timestamp ?? null };
-    this.outputs.repartitions.push({
-      topic,
-      key: keyAsRecordKey(key),
-      value: JSON.stringify(value),
-      ...(record.timestamp === undefined ? {} : { timestamp: record.timestamp }),
-    });
+    // The event time travels in the value; the record keeps the broker's write time, so time
+    // retention never deletes a record the next stage has yet to read because its events are old.
+    this.outputs.repartitions.push({ topic, key: keyAsRecordKey(key), value: JSON.stringify(value) });
   }
 
   private count(metric: string, by = 1): void {
