@@ -1,6 +1,7 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import type { ShardTarget } from '../runtime/coordinator.js';
+import { coordinatorPeriodMs, repeatCoordinator } from '../runtime/coordinator-loop.js';
 import { commitHandler, coordinatorHandler, processorHandler, type TickEvent } from '../runtime/handlers.js';
 import type { LambdaKafkaEvent } from './kafka-event.js';
 import { Observability } from './observability.js';
@@ -48,14 +49,32 @@ export function processorFunction(pipeline: StreamExecutionEnvironment, stage: s
     });
 }
 
-/** The coordinator function: ticks idle shards by invoking their processor, starts the commit function. */
+/** What one invocation of the coordinator function runs for: it is scheduled once a minute. */
+export const COORDINATOR_RUN_FOR_MS = 55_000;
+
+/**
+ * The coordinator function: scheduled once a minute, it runs the coordinator every quarter
+ * checkpoint interval (100 ms … 1 s) for most of that minute — ticking idle shards by
+ * invoking their processor, starting the commit function — and reports each run that did
+ * more than find nothing due.
+ */
 export function coordinatorFunction(pipeline: StreamExecutionEnvironment, env: NodeJS.ProcessEnv = process.env) {
   const commitFunction = requiredEnvironment('SLUICE_COMMIT_FUNCTION', 'the name of the commit function', env);
-  return () =>
+  return (_event?: unknown, context?: { getRemainingTimeInMillis(): number }) =>
     logged(pipeline, 'The coordinator', async () => {
-      const result = await coordinatorHandler(lambdaRuntime(pipeline), tickByInvoking(env), () => invokeAsync(commitFunction, {}))();
-      observed(pipeline).coordinator(result);
-      return result;
+      const runtime = lambdaRuntime(pipeline);
+      const coordinator = coordinatorHandler(runtime, tickByInvoking(env), () => invokeAsync(commitFunction, {}));
+      return repeatCoordinator(
+        coordinator,
+        {
+          periodMs: coordinatorPeriodMs(runtime.plan.checkpointing.intervalMs),
+          runForMs: COORDINATOR_RUN_FOR_MS,
+          ...(context ? { remainingMs: () => context.getRemainingTimeInMillis() } : {}),
+        },
+        (result) => {
+          if (result.outcome !== 'idle') observed(pipeline).coordinator(result);
+        },
+      );
     });
 }
 

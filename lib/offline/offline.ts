@@ -8,6 +8,7 @@ import { CommittedRangeReader } from '../kafka/range-reader.js';
 import type { OutputRecord } from '../kafka/records.js';
 import { createRecordWriter, type RecordWriter } from '../kafka/writer.js';
 import type { Plan } from '../plan/plan.js';
+import { coordinatorPeriodMs } from '../runtime/coordinator-loop.js';
 import type { BatchReport } from '../runtime/processor.js';
 import { commitHandler, coordinatorHandler, processorHandler } from '../runtime/handlers.js';
 import { PipelineRuntime } from '../runtime/runtime.js';
@@ -239,7 +240,7 @@ export class OfflineSession {
         return Promise.resolve();
       },
     );
-    this.every(Math.min(1_000, Math.max(100, plan.checkpointing.intervalMs / 4)), async () => {
+    this.every(coordinatorPeriodMs(plan.checkpointing.intervalMs), async () => {
       await coordinator();
     });
     this.stops.push(() => committing.then(() => undefined));

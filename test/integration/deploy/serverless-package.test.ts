@@ -73,6 +73,8 @@ describe('npx serverless package', () => {
       AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-processor' },
     });
     expect(ofType(template, 'AWS::Events::Rule')[0]?.[1].Properties.ScheduleExpression).toBe('rate(1 minute)');
+    // The coordinator runs for 55 s of each minute: its timeout leaves room, its memory is small.
+    expect(functions.find(([name]) => name === 'CoordinatorLambdaFunction')?.[1].Properties).toMatchObject({ Timeout: 70, MemorySize: 256 });
     for (const name of ['processorstage1', 'coordinator', 'commit']) {
       const size = statSync(join(folder, `${name}.zip`)).size;
       expect(size, `${name}.zip`).toBeLessThan(3 * 1024 * 1024);
