@@ -19,6 +19,11 @@ export const PRICES = {
 /** A Lambda function with 1,769 MB has one vCPU; it waits on DynamoDB and Kafka about half its time (assumed). */
 const LAMBDA_GB = 1.769;
 const LAMBDA_CPU_UTILISATION = 0.5;
+/**
+ * The coordinator function's fixed cost an hour: 256 MB busy 55 s of each minute, reading
+ * the coordinator record about once a second (lib/aws/lambda-runtime.ts).
+ */
+const COORDINATOR_HOURLY = 0.25 * (55 / 60) * 3600 * PRICES.lambdaArmGbSecond + 3600 * PRICES.dynamoReadUnit;
 /** Items a BatchGetItem reads: the categories a batch touches (20 in the benchmark). */
 const ITEMS_PER_BATCH_GET = 20;
 
@@ -32,7 +37,7 @@ export interface CostInputs {
 
 export interface CostRow {
   readonly rate: number;
-  readonly sluice: { lambda: number; dynamodb: number; s3: number; msk: number; total: number };
+  readonly sluice: { lambda: number; coordinator: number; dynamodb: number; s3: number; msk: number; total: number };
   readonly flink: { kpus: number; flink: number; msk: number; total: number };
 }
 
@@ -45,12 +50,14 @@ export function costModel(inputs: CostInputs): CostRow[] {
     const reads = perRecord('DynamoDB.GetItem') + perRecord('DynamoDB.BatchGetItem') * ITEMS_PER_BATCH_GET;
     const dynamodb = million * (perRecord('DynamoDB.PutItem') * PRICES.dynamoWriteUnit + reads * PRICES.dynamoReadUnit);
     const s3 = million * ((perRecord('S3.PutObject') + perRecord('S3.ListObjects')) * PRICES.s3Put + perRecord('S3.GetObject') * PRICES.s3Get);
-    const msk = (million / (rate * 3600)) * PRICES.mskBrokerHour * PRICES.mskBrokers;
+    const hours = million / (rate * 3600);
+    const coordinator = hours * COORDINATOR_HOURLY;
+    const msk = hours * PRICES.mskBrokerHour * PRICES.mskBrokers;
     const kpus = Math.ceil(rate / Math.max(inputs.flinkRecordsPerCpuSecond, 1)) + 1;
-    const flink = (million / (rate * 3600)) * kpus * PRICES.flinkKpuHour;
+    const flink = hours * kpus * PRICES.flinkKpuHour;
     return {
       rate,
-      sluice: { lambda, dynamodb, s3, msk, total: lambda + dynamodb + s3 + msk },
+      sluice: { lambda, coordinator, dynamodb, s3, msk, total: lambda + coordinator + dynamodb + s3 + msk },
       flink: { kpus, flink, msk, total: flink + msk },
     };
   });
@@ -67,15 +74,15 @@ $${PRICES.flinkKpuHour} per KPU-hour (1 vCPU, 4 GB) plus one KPU per application
 
 Assumptions: Sluice's Lambda time per record is its measured CPU time per record (which here also
 includes the embedded emulators) at ${LAMBDA_GB} GB and ${LAMBDA_CPU_UTILISATION * 100}% CPU utilisation; DynamoDB and S3 requests per
-record as measured; a BatchGetItem reads ${ITEMS_PER_BATCH_GET} items. Flink needs as many KPUs as its measured records/s per
+record as measured; the coordinator function, 256 MB running 55 s of each minute, costs $${COORDINATOR_HOURLY.toFixed(4)} an hour; a BatchGetItem reads ${ITEMS_PER_BATCH_GET} items. Flink needs as many KPUs as its measured records/s per
 core implies. The cluster costs the same for both.
 
-| records/s | Sluice Lambda | DynamoDB | S3 | MSK | **Sluice total** | Flink KPUs | Flink | MSK | **Flink total** |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| records/s | Sluice Lambda | coordinator | DynamoDB | S3 | MSK | **Sluice total** | Flink KPUs | Flink | MSK | **Flink total** |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows
   .map(
     (r) =>
-      `| ${r.rate.toLocaleString('en')} | ${usd(r.sluice.lambda)} | ${usd(r.sluice.dynamodb)} | ${usd(r.sluice.s3)} | ${usd(r.sluice.msk)} | ` +
+      `| ${r.rate.toLocaleString('en')} | ${usd(r.sluice.lambda)} | ${usd(r.sluice.coordinator)} | ${usd(r.sluice.dynamodb)} | ${usd(r.sluice.s3)} | ${usd(r.sluice.msk)} | ` +
       `**${usd(r.sluice.total)}** | ${r.flink.kpus} | ${usd(r.flink.flink)} | ${usd(r.flink.msk)} | **${usd(r.flink.total)}** |`,
   )
   .join('\n')}

@@ -1,6 +1,6 @@
 // The benchmark's order generator: seeded and reproducible, with configurable categories,
 // out-of-orderness, late fraction and record size; writes pre-loaded input to the broker.
-import { createRecordWriter, partitionForKey, type KafkaConnectionOptions, type OutputRecord } from '../lib/kafka/index.js';
+import { createRecordWriter, partitionForKey, type KafkaConnectionOptions, type OutputRecord, type TopicSpec } from '../lib/kafka/index.js';
 
 export interface OrderOptions {
   readonly count: number;
@@ -25,6 +25,15 @@ export interface BenchOrder {
 }
 
 export const WINDOW_MS = 300_000;
+
+/**
+ * A benchmark topic, kept whatever its records' timestamps: window sums carry their window's
+ * event time (in January 2026), and the broker's 7-day time retention would otherwise delete
+ * them before they are checked.
+ */
+export function benchTopic(topic: string, partitions: number): TopicSpec {
+  return { topic, partitions, configs: { 'retention.ms': '-1' } };
+}
 const START = Date.UTC(2026, 0, 1);
 
 function random(seed: number, index: number, purpose: number): number {
@@ -46,7 +55,7 @@ export function orderAt(index: number, options: OrderOptions): BenchOrder {
   };
 }
 
-function serialize(order: BenchOrder, recordBytes: number): string {
+export function serializeOrder(order: BenchOrder, recordBytes: number): string {
   const json = JSON.stringify({ orderId: order.orderId, category: order.category, amount: order.amount, timestamp: order.timestamp, pad: '' });
   return json.replace('"pad":""', `"pad":"${'x'.repeat(Math.max(0, recordBytes - json.length))}"`);
 }
@@ -64,28 +73,34 @@ export function expectedSums(options: OrderOptions): Map<string, number> {
 }
 
 /**
- * Writes the orders keyed by category, then on every partition an order an hour later worth
- * nothing (category `closing-*`) that closes every window for pipelines that never see the
- * end of their input.
+ * On every partition an order an hour after the last one, worth nothing (category
+ * `closing-*`): it closes every window for pipelines that never see the end of their input.
  */
-export async function loadOrders(kafka: KafkaConnectionOptions, topic: string, partitions: number, options: OrderOptions): Promise<void> {
-  const writer = createRecordWriter('AT_LEAST_ONCE', kafka);
-  for (let start = 0; start < options.count; start += 10_000) {
-    const batch: OutputRecord[] = [];
-    for (let i = start; i < Math.min(options.count, start + 10_000); i++) {
-      const order = orderAt(i, options);
-      batch.push({ topic, key: order.category, value: serialize(order, options.recordBytes) });
-    }
-    await writer.write(batch);
-  }
-  const closingAt = START + options.count * options.spacingMs + 3_600_000;
-  const closing: OutputRecord[] = [];
+export function closingOrders(topic: string, partitions: number, options: OrderOptions): { record: OutputRecord; partition: number; timestamp: number }[] {
+  const timestamp = START + options.count * options.spacingMs + 3_600_000;
+  const closing: { record: OutputRecord; partition: number; timestamp: number }[] = [];
   for (let i = 0; closing.length < partitions; i++) {
     const category = `closing-${i}`;
     if (partitionForKey(category, partitions) !== closing.length) continue;
-    closing.push({ topic, key: category, value: serialize({ orderId: category, category, amount: 0, timestamp: closingAt, late: false }, options.recordBytes) });
+    const order = { orderId: category, category, amount: 0, timestamp, late: false };
+    closing.push({ record: { topic, key: category, value: serializeOrder(order, options.recordBytes) }, partition: closing.length, timestamp });
   }
-  await writer.write(closing);
+  return closing;
+}
+
+/** Writes the orders keyed by category, then the closing orders. */
+export async function loadOrders(kafka: KafkaConnectionOptions, topic: string, partitions: number, options: OrderOptions): Promise<void> {
+  const writer = createRecordWriter('AT_LEAST_ONCE', kafka);
+  // Writes of 2,000 orders stay under the broker's 1 MB batch limit even on a single partition.
+  for (let start = 0; start < options.count; start += 2_000) {
+    const batch: OutputRecord[] = [];
+    for (let i = start; i < Math.min(options.count, start + 2_000); i++) {
+      const order = orderAt(i, options);
+      batch.push({ topic, key: order.category, value: serializeOrder(order, options.recordBytes) });
+    }
+    await writer.write(batch);
+  }
+  await writer.write(closingOrders(topic, partitions, options).map(({ record }) => record));
   await writer.flush();
   await writer.close();
 }

@@ -1,264 +1,363 @@
-// `npm run bench [-- --quick] [--records N] [--partitions N]`: Sluice beside hand-written kafkajs
-// pipelines and Apache Flink, on the same broker and the same pre-loaded orders, in one run.
-// Each contender runs in a process of its own under /usr/bin/time (wall, CPU, peak memory);
-// each one's output is checked against the expected 5-minute sums. Writes bench/results/report.md
-// and bench/results/throughput.svg. Never part of npm test.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+// `npm run bench [-- --quick] [--records N] [--partitions N] [--late-fraction F] [--only PHASES]`:
+// Sluice beside hand-written kafkajs pipelines and Apache Flink, on the same broker and the
+// same orders, in one run. Phases: throughput over pre-loaded orders, end-to-end latency over
+// paced orders, the scaling curves, and a cost model. Each contender runs in a process of its
+// own under /usr/bin/time; each one's output is checked against the expected 5-minute sums.
+// Writes bench/results/report.md and its SVG charts. Never part of npm test.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { CommittedRangeReader, KafkaAdmin } from '../lib/kafka/index.js';
+import { KafkaAdmin } from '../lib/kafka/index.js';
 import { acquireBrokers } from '../lib/offline/kafka-broker.js';
-import type { ContenderConfig, ContenderResult } from './contenders/config.js';
+import { barChart, lineChart } from './charts.js';
+import type { ContenderConfig } from './contenders/config.js';
+import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, type Contender } from './contenders/registry.js';
 import { costModel, formatCostModel } from './cost-model.js';
-import { expectedSums, loadOrders, type OrderOptions } from './orders.js';
+import { measureLatency, type LatencyFigures, type PacedInputOptions } from './latency.js';
+import { measureThroughput, type Measured } from './measure.js';
+import { benchTopic, expectedSums, loadOrders, type OrderOptions } from './orders.js';
+import { measureStateSize, median, type CurvePoint } from './scaling.js';
+import type { StateSizeResult } from './state-size.js';
 
+const PHASES = ['throughput', 'latency', 'scaling'] as const;
 const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     records: { type: 'string' },
     partitions: { type: 'string', default: '4' },
     'late-fraction': { type: 'string', default: '0' },
+    only: { type: 'string', default: PHASES.join(',') },
   },
 });
-const records = Number(args.records ?? (args.quick ? 60_000 : 1_000_000));
+const quick = args.quick;
+const records = Number(args.records ?? (quick ? 60_000 : 1_000_000));
 const partitions = Number(args.partitions);
+const phases = new Set(args.only.split(','));
+for (const phase of phases) {
+  if (!(PHASES as readonly string[]).includes(phase)) throw new Error(`--only ${phase}: the phases are ${PHASES.join(', ')}`);
+}
 const CHECKPOINT_MS = 5_000;
 const BATCH = 1_000;
+const LATENCY: Omit<PacedInputOptions, 'partitions' | 'seed' | 'categories' | 'recordBytes'> & { warmupMs: number } = quick
+  ? { rate: 1_000, seconds: 15, warmupMs: 3_000 }
+  : { rate: 1_000, seconds: 60, warmupMs: 10_000 };
+const CURVE_RECORDS = quick ? 20_000 : 100_000;
+const BATCH_SIZES = [100, 300, 1_000, 3_000, 10_000];
+const PARTITION_COUNTS = [1, 2, 4, 8, 16];
+// Seeding goes through the processor at about 600 keys a second here (dynalite, and the AWS
+// SDK's work per PutItem), so 1,000,000 keys take half an hour: the full run only.
+const STATE_SIZES = quick ? [1_000, 10_000, 30_000] : [1_000, 10_000, 100_000, 1_000_000];
+const CHANGED_KEYS = 1_000;
+const STATE_CHECKPOINTS = quick ? 5 : 10;
 
-if (!existsSync('/usr/bin/time')) throw new Error('The benchmark measures contenders with /usr/bin/time: apt-get install time');
-
-const FLINK_DIR = 'bench/flink';
-const FLINK_JAR = join(FLINK_DIR, 'target', 'flink-order-totals-1.0.0.jar');
-if (!existsSync(FLINK_JAR)) {
-  process.stdout.write('Building the Flink job (Maven Central, first run only)...\n');
-  execFileSync('mvn', ['-q', '-B', 'package', '-DskipTests'], { cwd: FLINK_DIR, stdio: 'inherit' });
-}
+const say = (line: string) => process.stdout.write(`${line}\n`);
+buildFlinkJob(say);
 
 // No late orders by default: Flink's watermark is the minimum over all partitions, Sluice's and the
 // kafkajs pipeline's are per partition, so the three would drop different late orders.
-const orders: OrderOptions = {
-  count: records,
-  seed: 7,
-  categories: 20,
-  outOfOrdernessMs: 8_000,
-  lateFraction: Number(args['late-fraction']),
-  recordBytes: 256,
-  spacingMs: 50,
-};
-const expected = expectedSums(orders);
+const ORDER_SHAPE = { seed: 7, categories: 20, outOfOrdernessMs: 8_000, recordBytes: 256 };
+const orders = (count: number): OrderOptions => ({ ...ORDER_SHAPE, count, lateFraction: Number(args['late-fraction']), spacingMs: 50 });
+
 const { brokers, release } = await acquireBrokers({});
 const admin = new KafkaAdmin({ brokers });
 const run = Date.now().toString(36);
-const input = `bench-orders-${run}`;
-await admin.ensureTopics([{ topic: input, partitions }]);
-process.stdout.write(`Loading ${records.toLocaleString('en')} orders into ${input} (${partitions} partitions)...\n`);
-await loadOrders({ brokers }, input, partitions, orders);
-const inputRecords = records + partitions;
+let topics = 0;
 
-interface Contender {
-  readonly name: string;
-  readonly guarantee: ContenderConfig['guarantee'];
-  /** Whether it writes window sums (checked against the expected ones) or copies records. */
-  readonly sums: boolean;
-  command(config: ContenderConfig): string[];
+/** A fresh topic of `topicPartitions` partitions holding `options`' orders and the closing ones. */
+async function loadInput(options: OrderOptions, topicPartitions: number): Promise<string> {
+  const topic = `bench-orders-${run}-${topics++}`;
+  await admin.ensureTopics([benchTopic(topic, topicPartitions)]);
+  say(`Loading ${options.count.toLocaleString('en')} orders into ${topic} (${topicPartitions} partitions)...`);
+  await loadOrders({ brokers }, topic, topicPartitions, options);
+  return topic;
 }
 
-const node = (script: string) => (config: ContenderConfig) => [process.execPath, '--import', 'tsx', script, JSON.stringify(config)];
-const flink = (config: ContenderConfig) => [
-  'java',
-  '-Xmx2g',
-  '-cp',
-  `${FLINK_JAR}:${join(FLINK_DIR, 'target', 'lib', '*')}`,
-  'dev.sluice.bench.OrderTotalsJob',
-  config.brokers.join(','),
-  config.input,
-  config.output,
-  String(config.checkpointIntervalMs),
-  String(config.partitions),
-  config.guarantee,
-];
-
-const contenders: Contender[] = [
-  { name: 'kafkajs raw (no state, no guarantee)', guarantee: 'NONE', sums: false, command: node('bench/contenders/kafkajs-raw.ts') },
-  { name: 'kafkajs aggregate + transactions', guarantee: 'EXACTLY_ONCE', sums: true, command: node('bench/contenders/kafkajs-transactional.ts') },
-  { name: 'Sluice NONE', guarantee: 'NONE', sums: true, command: node('bench/contenders/sluice.ts') },
-  { name: 'Sluice AT_LEAST_ONCE', guarantee: 'AT_LEAST_ONCE', sums: true, command: node('bench/contenders/sluice.ts') },
-  { name: 'Sluice EXACTLY_ONCE', guarantee: 'EXACTLY_ONCE', sums: true, command: node('bench/contenders/sluice.ts') },
-  { name: 'Flink AT_LEAST_ONCE', guarantee: 'AT_LEAST_ONCE', sums: true, command: flink },
-  { name: 'Flink EXACTLY_ONCE', guarantee: 'EXACTLY_ONCE', sums: true, command: flink },
-];
-
-interface Measured {
-  readonly contender: Contender;
-  readonly wallS: number;
-  readonly cpuS: number;
-  readonly peakMb: number;
-  readonly result: ContenderResult | undefined;
-  readonly check: string;
-}
-
-/** Runs a command under /usr/bin/time; resolves with its output and the measurements. */
-function timed(command: string[]): Promise<{ output: string; wallS: number; cpuS: number; peakMb: number }> {
-  const file = join(mkdtempSync(join(tmpdir(), 'sluice-bench-')), 'time');
-  return new Promise((resolve, reject) => {
-    const child = spawn('/usr/bin/time', ['-f', '%e %U %S %M', '-o', file, ...command], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', () => {
-      const [wall = 0, user = 0, system = 0, rssKb = 0] = readFileSync(file, 'utf8').trim().split('\n').at(-1)?.split(' ').map(Number) ?? [];
-      resolve({ output, wallS: wall, cpuS: user + system, peakMb: rssKb / 1024 });
-    });
-  });
-}
-
-/** Compares the output topic, read with read_committed, with the expected sums. */
-async function check(contender: Contender, output: string): Promise<string> {
-  const reader = new CommittedRangeReader({ brokers });
-  const [description] = await admin.describeTopics([output]);
-  const written = new Map<string, number>();
-  let count = 0;
-  for (const { partition, high } of description?.partitions ?? []) {
-    for (const record of await reader.read({ topic: output, partition, from: 0, to: Number(high) })) {
-      count++;
-      if (!contender.sums) continue;
-      const sum = JSON.parse(record.value?.toString('utf8') ?? '{}') as { category: string; windowStart: number; amount: number };
-      if (sum.category.startsWith('closing-')) continue;
-      const key = `${sum.category}@${sum.windowStart}`;
-      if (written.has(key)) return `${key} written twice`;
-      written.set(key, sum.amount);
-    }
-  }
-  await reader.close();
-  if (!contender.sums) return count === inputRecords ? `all ${count.toLocaleString('en')} records` : `${count} of ${inputRecords} records`;
-  const wrong = [...expected].filter(([key, amount]) => written.get(key) !== amount).length;
-  return wrong === 0 && written.size === expected.size ? `exact (${expected.size} sums)` : `${wrong} of ${expected.size} sums wrong or missing`;
-}
-
-const measured: Measured[] = [];
-for (const contender of contenders) {
-  const output = `bench-out-${measured.length}-${run}`;
-  await admin.ensureTopics([{ topic: output, partitions }]);
+/** Runs a contender over a pre-loaded topic into a fresh output topic. */
+async function throughputRun(
+  entrant: Contender,
+  input: string,
+  options: OrderOptions,
+  topicPartitions: number,
+  batchSize: number,
+): Promise<Measured> {
+  const output = `bench-out-${run}-${topics++}`;
+  await admin.ensureTopics([benchTopic(output, topicPartitions)]);
+  const expected = expectedSums(options);
   const config: ContenderConfig = {
     brokers,
     input,
     output,
-    partitions,
-    records: inputRecords,
+    partitions: topicPartitions,
+    records: options.count + topicPartitions,
     expectedWindows: expected.size,
-    guarantee: contender.guarantee,
+    guarantee: entrant.guarantee,
     checkpointIntervalMs: CHECKPOINT_MS,
-    batchSize: BATCH,
+    batchSize,
+    paced: false,
   };
-  process.stdout.write(`${contender.name}... `);
-  const { output: printed, wallS, cpuS, peakMb } = await timed(contender.command(config));
-  const line = printed.split('\n').find((l) => l.startsWith('RESULT '));
-  const flinkElapsed = /\{"elapsedMs":(\d+)\}/.exec(printed)?.[1];
-  const result = line
-    ? (JSON.parse(line.slice(7)) as ContenderResult)
-    : flinkElapsed
-      ? { elapsedMs: Number(flinkElapsed), outputs: expected.size }
-      : undefined;
-  const verdict = result ? await check(contender, output) : `failed (${printed.trim().split('\n').at(-1)?.slice(0, 120) ?? 'no output'})`;
-  measured.push({ contender, wallS, cpuS, peakMb, result, check: verdict });
-  process.stdout.write(`${(inputRecords / wallS).toFixed(0)} records/s, ${verdict}\n`);
+  const measured = await measureThroughput(entrant, config, expected);
   await admin.deleteTopics([output]).catch(() => undefined);
+  return measured;
 }
-await admin.deleteTopics([input]).catch(() => undefined);
-await admin.close();
-await release();
 
-const perCore = (m: Measured) => inputRecords / Math.max(m.cpuS, 0.001);
-const byName = (name: string) => measured.find((m) => m.contender.name === name);
-const raw = byName('kafkajs raw (no state, no guarantee)');
-const flinkEo = byName('Flink EXACTLY_ONCE');
-const ratio = (m: Measured, base: Measured | undefined) => (base ? (perCore(m) / perCore(base)).toFixed(2) : 'n/a');
-const eoOverhead = (eo: string, alo: string) => {
-  const [a, b] = [byName(eo), byName(alo)];
-  return a && b ? (perCore(a) / perCore(b)).toFixed(2) : 'n/a';
-};
+const perCore = (m: Measured, inputRecords: number) => inputRecords / Math.max(m.cpuS, 0.001);
+const sections: string[] = [];
+const charts = new Map<string, string>();
+const phaseMinutes: string[] = [];
+let phaseStarted = Date.now();
+function phaseDone(phase: string): void {
+  phaseMinutes.push(`${phase} ${((Date.now() - phaseStarted) / 60_000).toFixed(1)} min`);
+  say(`-- ${phaseMinutes.at(-1) ?? ''}`);
+  writeReport();
+  phaseStarted = Date.now();
+}
+const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
-const rows = measured.map(
-  (m) =>
-    `| ${m.contender.name} | ${(inputRecords / m.wallS).toFixed(0)} | ${m.cpuS.toFixed(1)} | ${perCore(m).toFixed(0)} | ` +
-    `${ratio(m, raw)} | ${ratio(m, flinkEo)} | ${m.peakMb.toFixed(0)} | ${m.check} |`,
-);
-const sluiceEo = byName('Sluice EXACTLY_ONCE');
-const requests = sluiceEo?.result?.requests ?? {};
-const per1000 = (prefix: string) =>
-  ((Object.entries(requests).reduce((n, [op, c]) => (op.startsWith(prefix) ? n + c : n), 0) / inputRecords) * 1000).toFixed(2);
-const checkpoints = sluiceEo?.result?.checkpoints ?? 0;
-const cost = costModel({
-  recordsPerCpuSecond: sluiceEo ? perCore(sluiceEo) : 0,
-  flinkRecordsPerCpuSecond: flinkEo ? perCore(flinkEo) : 0,
-  requests,
-  records: inputRecords,
-  batchSize: BATCH,
-});
-const report = `# Sluice benchmark
+/** Writes the report of the phases done so far: a later phase that fails leaves the earlier ones' figures. */
+function writeReport(): void {
+  const report = `# Sluice benchmark
 
-Run ${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), one local Kafka broker;
-${inputRecords.toLocaleString('en')} pre-loaded orders of 256 bytes (${orders.categories} categories, ${partitions} partitions,
-out-of-orderness ${orders.outOfOrdernessMs} ms, late fraction ${orders.lateFraction}); every contender computes the
-5-minute category sums (the raw one copies records). Checkpoints every ${CHECKPOINT_MS} ms, batches of ${BATCH}.
-Command: \`npm run bench${args.quick ? ' -- --quick' : ''}\`.
+Run ${new Date().toISOString()} on ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), one local Kafka broker.
+Orders of ${ORDER_SHAPE.recordBytes} bytes (${ORDER_SHAPE.categories} categories, ${partitions} partitions, out-of-orderness
+${ORDER_SHAPE.outOfOrdernessMs} ms, late fraction ${args['late-fraction']}); every contender computes the 5-minute category sums
+(the raw one copies records). Checkpoints every ${CHECKPOINT_MS} ms, batches of ${BATCH}.
+Command: \`${command}\` (${phaseMinutes.join(', ')}). Where Sluice's time goes per record: \`npm run bench:profile\` (profile.md).
 
-## Throughput
+${sections.join('\n\n')}
+`;
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/report.md', report);
+  for (const [file, svg] of charts) writeFileSync(`bench/results/${file}`, svg);
+}
 
-Records/s is input over wall time from start (Flink's and Sluice's include their start-up);
-per core is input over the CPU seconds the contender's process used (the broker's are not
-counted, and the same for all). Ratios compare records/s per core.
+// ---- Throughput ----------------------------------------------------------------------------
+const throughput = new Map<string, Measured>();
+const inputRecords = records + partitions;
+if (phases.has('throughput')) {
+  const options = orders(records);
+  const input = await loadInput(options, partitions);
+  for (const entrant of contenders) {
+    process.stdout.write(`${entrant.name}... `);
+    const measured = await throughputRun(entrant, input, options, partitions, BATCH);
+    throughput.set(entrant.name, measured);
+    say(`${(inputRecords / measured.wallS).toFixed(0)} records/s, ${measured.check}`);
+  }
+  await admin.deleteTopics([input]).catch(() => undefined);
+
+  const ratio = (m: Measured, base: Measured | undefined) => (base ? (perCore(m, inputRecords) / perCore(base, inputRecords)).toFixed(2) : 'n/a');
+  const eoOverhead = (system: 'Sluice' | 'Flink') => {
+    const [eo, alo] = [throughput.get(`${system} EXACTLY_ONCE`), throughput.get(`${system} AT_LEAST_ONCE`)];
+    return eo && alo ? (perCore(eo, inputRecords) / perCore(alo, inputRecords)).toFixed(2) : 'n/a';
+  };
+  const rows = [...throughput].map(
+    ([name, m]) =>
+      `| ${name} | ${(inputRecords / m.wallS).toFixed(0)} | ${m.cpuS.toFixed(1)} | ${perCore(m, inputRecords).toFixed(0)} | ` +
+      `${ratio(m, throughput.get(RAW))} | ${ratio(m, throughput.get(FLINK_EO))} | ${m.peakMb.toFixed(0)} | ${m.check} |`,
+  );
+  const requests = throughput.get(SLUICE_EO)?.result?.requests ?? {};
+  const per1000 = (prefix: string) =>
+    ((Object.entries(requests).reduce((n, [op, c]) => (op.startsWith(prefix) ? n + c : n), 0) / inputRecords) * 1000).toFixed(2);
+  const checkpoints = throughput.get(SLUICE_EO)?.result?.checkpoints ?? 0;
+  const perCheckpoint = checkpoints > 0 ? ((requests['S3.PutObject'] ?? 0) / checkpoints).toFixed(1) : 'n/a';
+  sections.push(`## Throughput
+
+${inputRecords.toLocaleString('en')} pre-loaded orders. Records/s is input over wall time from start (Flink's and
+Sluice's include their start-up); per core is input over the CPU seconds the contender's
+process used (the broker's are not counted, and the same for all). Ratios compare records/s
+per core. Peak MB is the process's peak resident memory.
 
 | contender | records/s | CPU s | records/s per core | ÷ kafkajs raw | ÷ Flink EO | peak MB | output |
 | --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows.join('\n')}
 
-Exactly-once overhead (records/s per core, EXACTLY_ONCE ÷ AT_LEAST_ONCE): Sluice ${eoOverhead('Sluice EXACTLY_ONCE', 'Sluice AT_LEAST_ONCE')},
-Flink ${eoOverhead('Flink EXACTLY_ONCE', 'Flink AT_LEAST_ONCE')}.
+**Exactly-once overhead** (records/s per core, EXACTLY_ONCE ÷ AT_LEAST_ONCE): Sluice ${eoOverhead('Sluice')},
+Flink ${eoOverhead('Flink')}.
 
 Sluice EXACTLY_ONCE, AWS requests: DynamoDB ${per1000('DynamoDB.')} and S3 ${per1000('S3.')} per 1,000 records;
-${checkpoints} checkpoints (${JSON.stringify(requests)}).
+${checkpoints} checkpoints, ${perCheckpoint} S3 PUTs per checkpoint (all requests: \`${JSON.stringify(requests)}\`).
 
 Sluice runs here with dynalite and s3rver embedded in its process, so its CPU includes the
 emulators' work; on AWS that work is DynamoDB's and S3's.
 
-![records/s per core](throughput.svg)
-
-${formatCostModel(cost)}
-
-## Not measured yet
-
-End-to-end latency (p50/p99 from produce time to read_committed visibility, which needs a paced
-input), and the scaling curves (batch size, state size, partitions).
-`;
-mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/report.md', report);
-writeFileSync('bench/results/throughput.svg', barChart(measured.map((m) => ({ label: m.contender.name, value: perCore(m) }))));
-process.stdout.write(`\n${report}\nWritten to bench/results/report.md and bench/results/throughput.svg\n`);
-
-/** A horizontal bar chart as SVG: one bar per contender. */
-function barChart(bars: { label: string; value: number }[]): string {
-  const max = Math.max(...bars.map((b) => b.value), 1);
-  const rowHeight = 28;
-  const width = 760;
-  const labelWidth = 260;
-  const body = bars
-    .map((bar, i) => {
-      const y = 30 + i * rowHeight;
-      const length = ((width - labelWidth - 90) * bar.value) / max;
-      return (
-        `<text x="${labelWidth - 8}" y="${y + 17}" text-anchor="end">${bar.label}</text>` +
-        `<rect x="${labelWidth}" y="${y + 4}" width="${length.toFixed(1)}" height="18" fill="#3b6ea5"/>` +
-        `<text x="${(labelWidth + length + 6).toFixed(1)}" y="${y + 17}">${bar.value.toFixed(0)}</text>`
-      );
-    })
-    .join('\n');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${40 + bars.length * rowHeight}" font-family="sans-serif" font-size="13">
-<text x="10" y="18" font-weight="bold">Records per second per CPU core (same machine, broker and input)</text>
-${body}
-</svg>
-`;
+![records/s per core](throughput.svg)`);
+  const sluiceEo = throughput.get(SLUICE_EO);
+  const flinkEo = throughput.get(FLINK_EO);
+  if (sluiceEo && flinkEo) {
+    sections.push(
+      formatCostModel(
+        costModel({
+          recordsPerCpuSecond: perCore(sluiceEo, inputRecords),
+          flinkRecordsPerCpuSecond: perCore(flinkEo, inputRecords),
+          requests: sluiceEo.result?.requests ?? {},
+          records: inputRecords,
+          batchSize: BATCH,
+        }),
+      ),
+    );
+  }
+  charts.set(
+    'throughput.svg',
+    barChart(
+      'Records per second per CPU core (same machine, broker and input)',
+      [...throughput].map(([label, m]) => ({ label, value: perCore(m, inputRecords) })),
+    ),
+  );
+  phaseDone('throughput');
 }
+
+// ---- Latency -------------------------------------------------------------------------------
+if (phases.has('latency')) {
+  const paced: PacedInputOptions = { ...ORDER_SHAPE, rate: LATENCY.rate, seconds: LATENCY.seconds, partitions };
+  const latency = new Map<string, LatencyFigures & { check: string }>();
+  for (const entrant of contenders) {
+    process.stdout.write(`${entrant.name}, paced... `);
+    const figures = await measureLatency(
+      entrant,
+      { brokers, guarantee: entrant.guarantee, checkpointIntervalMs: CHECKPOINT_MS, batchSize: BATCH, topicSuffix: `${run}-${topics++}` },
+      paced,
+      LATENCY.warmupMs,
+    );
+    latency.set(entrant.name, figures);
+    say(`p50 ${figures.p50} ms, p99 ${figures.p99} ms, ${figures.check}`);
+  }
+  const rows = [...latency].map(([name, f]) => `| ${name} | ${f.p50} | ${f.p99} | ${f.max} | ${f.samples} | ${f.check} |`);
+  sections.push(`## End-to-end latency
+
+${(LATENCY.rate * LATENCY.seconds).toLocaleString('en')} orders produced at ${LATENCY.rate.toLocaleString('en')} a second while each contender runs (event time moves
+one 5-minute window per wall second, so 20 window sums become due every second). A window
+sum's latency runs from the moment it could be emitted — when every partition has been sent an
+order 10 s of event time (the out-of-orderness bound) past the window's end — to the moment a
+read_committed reader polling every 10 ms first sees it; a copied record's (kafkajs raw), from
+its own send. Outputs whose input was sent in the first ${LATENCY.warmupMs / 1_000} s are left out (warm-up).
+Checkpoints every ${CHECKPOINT_MS / 1_000} s: an exactly-once sink's output becomes visible when the checkpoint that
+covers it commits, so its latency follows the checkpoint interval.
+
+| contender | p50 ms | p99 ms | max ms | samples | output |
+| --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}
+
+![p99 latency](latency.svg)`);
+  charts.set('latency.svg', barChart('End-to-end latency p99 (ms), paced input', [...latency].map(([label, f]) => ({ label, value: f.p99 })), ' ms'));
+  phaseDone('latency');
+}
+
+// ---- Scaling -------------------------------------------------------------------------------
+if (phases.has('scaling')) {
+  const sluice = contender(SLUICE_EO);
+  const curveOrders = orders(CURVE_RECORDS);
+  const point = (x: number, m: Measured, total: number): CurvePoint => ({
+    x,
+    recordsPerCore: perCore(m, total),
+    recordsPerSecond: total / m.wallS,
+    check: m.check,
+  });
+  const curveRows = (points: readonly CurvePoint[]) =>
+    points.map((p) => `| ${p.x.toLocaleString('en')} | ${p.recordsPerSecond.toFixed(0)} | ${p.recordsPerCore.toFixed(0)} | ${p.check} |`).join('\n');
+
+  const batchInput = await loadInput(curveOrders, partitions);
+  const byBatch: CurvePoint[] = [];
+  for (const batchSize of BATCH_SIZES) {
+    process.stdout.write(`${SLUICE_EO}, batches of ${batchSize}... `);
+    const measured = await throughputRun(sluice, batchInput, curveOrders, partitions, batchSize);
+    byBatch.push(point(batchSize, measured, CURVE_RECORDS + partitions));
+    say(`${byBatch.at(-1)?.recordsPerCore.toFixed(0)} records/s per core, ${measured.check}`);
+  }
+  await admin.deleteTopics([batchInput]).catch(() => undefined);
+
+  const byPartitions: CurvePoint[] = [];
+  for (const count of PARTITION_COUNTS) {
+    const input = await loadInput(curveOrders, count);
+    process.stdout.write(`${SLUICE_EO}, ${count} partitions... `);
+    const measured = await throughputRun(sluice, input, curveOrders, count, BATCH);
+    byPartitions.push(point(count, measured, CURVE_RECORDS + count));
+    say(`${byPartitions.at(-1)?.recordsPerSecond.toFixed(0)} records/s, ${measured.check}`);
+    await admin.deleteTopics([input]).catch(() => undefined);
+  }
+
+  const byState: StateSizeResult[] = [];
+  for (const keys of STATE_SIZES) {
+    process.stdout.write(`${SLUICE_EO}, state of ${keys.toLocaleString('en')} keys... `);
+    const result = await measureStateSize({ brokers, keys, changed: CHANGED_KEYS, checkpoints: STATE_CHECKPOINTS, topicSuffix: `${run}-${topics++}` });
+    byState.push(result);
+    say(`checkpoint median ${median(result.checkpointMs)} ms (seeded in ${result.seedS.toFixed(0)} s)`);
+  }
+  const [smallest, largest] = [byState[0], byState.at(-1)];
+  const stateRatio = smallest && largest ? (median(largest.checkpointMs) / median(smallest.checkpointMs)).toFixed(2) : 'n/a';
+  const stateRows = byState
+    .map(
+      (r) =>
+        `| ${r.keys.toLocaleString('en')} | ${r.seedS.toFixed(1)} | ${median(r.checkpointMs)} | ${Math.max(...r.checkpointMs)} | ${median(r.batchMs)} | ` +
+        `${Object.entries(r.requestsPerCheckpoint)
+          .filter(([, n]) => n > 0)
+          .map(([op, n]) => `${op} ${n.toFixed(1)}`)
+          .join(', ')} |`,
+    )
+    .join('\n');
+  sections.push(`## Scaling (Sluice EXACTLY_ONCE)
+
+### Throughput against batch size
+
+${CURVE_RECORDS.toLocaleString('en')} pre-loaded orders, ${partitions} partitions; the batch size is the event source mapping's
+(at most that many records per partition per invocation).
+
+| batch size | records/s | records/s per core | output |
+| --- | --- | --- | --- |
+${curveRows(byBatch)}
+
+![throughput against batch size](batch-size.svg)
+
+### Throughput against partitions
+
+The same orders over 1 … 16 partitions (one shard, one transactional producer, per partition),
+batches of ${BATCH.toLocaleString('en')}. All shards run in one process on ${cpus().length} cores here; on AWS each is a Lambda
+invocation of its own, so records/s per core is the figure that carries over.
+
+| partitions | records/s | records/s per core | output |
+| --- | --- | --- | --- |
+${curveRows(byPartitions)}
+
+![throughput against partitions](partitions.svg)
+
+### Checkpoint duration against total state size
+
+A running sum per customer (keyed state, EXACTLY_ONCE sink, 4 shards) over 1,000 … ${(STATE_SIZES.at(-1) ?? 0).toLocaleString('en')}
+customers; then ${STATE_CHECKPOINTS} rounds, each changing ${CHANGED_KEYS.toLocaleString('en')} random customers and taking a checkpoint, the
+handlers driven back to back (no scheduling waits), timed from trigger to commit. Seeding
+writes every key once through the processor and takes the first checkpoint.
+
+| keys | seed s | checkpoint median ms | checkpoint max ms | batch of ${CHANGED_KEYS.toLocaleString('en')} changes, median ms | requests per checkpoint |
+| --- | --- | --- | --- | --- | --- |
+${stateRows}
+
+**Checkpoint duration at ${(largest?.keys ?? 0).toLocaleString('en')} keys ÷ at ${(smallest?.keys ?? 0).toLocaleString('en')} keys: ${stateRatio}** (medians) — a checkpoint
+costs what changed: one record read per shard, a manifest read and write, and now and then a
+merge of recent state objects (docs/PROTOCOL.md, "S3 snapshots").
+
+![checkpoint duration against state size](state-size.svg)`);
+  charts.set(
+    'batch-size.svg',
+    lineChart('Sluice EXACTLY_ONCE: records/s per core against batch size', 'batch size (records)', 'records/s per core', [
+      { name: 'records/s per core', points: byBatch.map((p) => [p.x, p.recordsPerCore] as const) },
+    ]),
+  );
+  charts.set(
+    'partitions.svg',
+    lineChart('Sluice EXACTLY_ONCE: throughput against partitions', 'partitions', 'records/s', [
+      { name: 'records/s', points: byPartitions.map((p) => [p.x, p.recordsPerSecond] as const) },
+      { name: 'records/s per core', points: byPartitions.map((p) => [p.x, p.recordsPerCore] as const) },
+    ]),
+  );
+  charts.set(
+    'state-size.svg',
+    lineChart('Checkpoint duration against total state size', 'keys in state', 'ms', [
+      { name: 'median', points: byState.map((r) => [r.keys, median(r.checkpointMs)] as const) },
+      { name: 'max', points: byState.map((r) => [r.keys, Math.max(...r.checkpointMs)] as const) },
+    ]),
+  );
+  phaseDone('scaling');
+}
+
+await admin.close();
+await release();
+
+say(`\n${readFileSync('bench/results/report.md', 'utf8')}\nWritten to bench/results/report.md and ${[...charts.keys()].join(', ')}`);

@@ -11,6 +11,11 @@ export interface ContenderConfig {
   readonly guarantee: 'NONE' | 'AT_LEAST_ONCE' | 'EXACTLY_ONCE';
   readonly checkpointIntervalMs: number;
   readonly batchSize: number;
+  /**
+   * The input arrives while the contender runs (the latency runs): a contender that stops at
+   * the end of what the topic held when it started must keep reading; the bench stops it.
+   */
+  readonly paced: boolean;
 }
 
 export interface ContenderResult {
@@ -25,6 +30,11 @@ export function readConfig(): ContenderConfig {
   const text = process.argv[2];
   if (!text) throw new Error('usage: <contender> <config JSON>');
   return JSON.parse(text) as ContenderConfig;
+}
+
+/** Tells the bench that the contender reads its input now (the paced input starts then). */
+export function ready(): void {
+  process.stdout.write('READY\n');
 }
 
 export function report(result: ContenderResult): void {

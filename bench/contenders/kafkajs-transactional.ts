@@ -3,10 +3,26 @@
 // per category in memory, a per-partition watermark 10 s behind the newest order, each batch's
 // closed windows and offsets committed in one transaction.
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { readConfig, report } from './config.js';
+import { readConfig, ready, report } from './config.js';
 import { consumeUntil } from './kafkajs-common.js';
 
 const WINDOW = 300_000;
+
+/**
+ * kafkajs does not retry AddOffsetsToTxn when the broker is still finishing the previous
+ * transaction (CONCURRENT_TRANSACTIONS), which small, frequent transactions run into.
+ */
+async function retryConcurrentTransactions(request: () => Promise<void>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await request();
+      return;
+    } catch (error) {
+      if ((error as { type?: string }).type !== 'CONCURRENT_TRANSACTIONS' || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(20 * 2 ** attempt, 500)));
+    }
+  }
+}
 const config = readConfig();
 const kafka = new Kafka({ brokers: config.brokers, clientId: 'bench-tx', logLevel: logLevel.NOTHING });
 const groupId = `${config.output}-tx`;
@@ -19,6 +35,7 @@ const producer = kafka.producer({
 });
 await Promise.all([consumer.connect(), producer.connect()]);
 await consumer.subscribe({ topic: config.input, fromBeginning: true });
+ready();
 
 const open = new Map<number, Map<string, { category: string; start: number; amount: number }>>();
 const watermarks = new Map<number, number>();
@@ -45,13 +62,16 @@ await consumeUntil(
     const closed = [...windows.entries()].filter(([, w]) => w.start + WINDOW - 1 <= watermark);
     for (const [key] of closed) windows.delete(key);
     const transaction = await producer.transaction();
-    await transaction.send({
-      topic: config.output,
-      messages: closed.map(([, w]) => ({ key: w.category, value: JSON.stringify({ category: w.category, windowStart: w.start, windowEnd: w.start + WINDOW, amount: w.amount }) })),
-    });
+    if (closed.length > 0) {
+      await transaction.send({
+        topic: config.output,
+        messages: closed.map(([, w]) => ({ key: w.category, value: JSON.stringify({ category: w.category, windowStart: w.start, windowEnd: w.start + WINDOW, amount: w.amount }) })),
+      });
+    }
     const last = batch.messages.at(-1);
     if (last) {
-      await transaction.sendOffsets({ consumerGroupId: groupId, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(Number(last.offset) + 1) }] }] });
+      const offsets = { consumerGroupId: groupId, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(Number(last.offset) + 1) }] }] };
+      await retryConcurrentTransactions(() => transaction.sendOffsets(offsets));
     }
     await transaction.commit();
     outputs += closed.filter(([, w]) => !w.category.startsWith('closing-')).length;

@@ -19,7 +19,7 @@ import {
 } from '../../lib/api/index.js';
 import { CommittedRangeReader, KafkaAdmin } from '../../lib/kafka/index.js';
 import { OfflineSession } from '../../lib/offline/offline.js';
-import { readConfig, report } from './config.js';
+import { readConfig, ready, report } from './config.js';
 
 interface Order {
   category: string;
@@ -80,6 +80,7 @@ const session = await OfflineSession.start({
   partitions: config.partitions,
   env: { KAFKA_BROKERS: config.brokers.join(',') },
 });
+ready();
 const reader = new CommittedRangeReader({ brokers: config.brokers });
 const admin = new KafkaAdmin({ brokers: config.brokers });
 let outputs = 0;

@@ -2,7 +2,9 @@ package dev.sluice.bench;
 
 import java.time.Duration;
 import java.util.Properties;
+import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.api.common.serialization.SimpleStringSchema;
 import org.apache.flink.api.java.tuple.Tuple3;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -10,6 +12,7 @@ import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
@@ -18,9 +21,11 @@ import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindo
  * The seed pipeline in Flink, for the benchmark: orders (JSON, keyed by category) → 5-minute
  * tumbling event-time windows with 10 s out-of-orderness → sum of amount per category →
  * JSON {category, windowStart, windowEnd, amount} through an EXACTLY_ONCE (or AT_LEAST_ONCE)
- * KafkaSink. The source is bounded at the topic's end at start, so the job ends by itself.
+ * KafkaSink. The source is bounded at the topic's end at start, so the job ends by itself —
+ * unless "paced": then the input arrives while the job runs, and the bench stops the job.
+ * Prints READY once the job runs.
  *
- * Arguments: brokers inputTopic outputTopic checkpointIntervalMs parallelism guarantee
+ * Arguments: brokers inputTopic outputTopic checkpointIntervalMs parallelism guarantee [paced]
  */
 public final class OrderTotalsJob {
   private static final long WINDOW = Duration.ofMinutes(5).toMillis();
@@ -44,18 +49,19 @@ public final class OrderTotalsJob {
     long checkpointInterval = Long.parseLong(args[3]);
     int parallelism = Integer.parseInt(args[4]);
     DeliveryGuarantee guarantee = DeliveryGuarantee.valueOf(args[5]);
+    boolean paced = args.length > 6 && args[6].equals("paced");
 
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism);
     env.enableCheckpointing(checkpointInterval);
 
-    KafkaSource<String> source = KafkaSource.<String>builder()
+    KafkaSourceBuilder<String> sourceBuilder = KafkaSource.<String>builder()
         .setBootstrapServers(brokers)
         .setTopics(input)
         .setGroupId("flink-bench-" + output)
         .setStartingOffsets(OffsetsInitializer.earliest())
-        .setBounded(OffsetsInitializer.latest())
-        .setValueOnlyDeserializer(new SimpleStringSchema())
-        .build();
+        .setValueOnlyDeserializer(new SimpleStringSchema());
+    if (!paced) sourceBuilder.setBounded(OffsetsInitializer.latest());
+    KafkaSource<String> source = sourceBuilder.build();
 
     Properties producer = new Properties();
     producer.setProperty("transaction.timeout.ms", "600000");
@@ -87,7 +93,10 @@ public final class OrderTotalsJob {
         .sinkTo(sink);
 
     long started = System.nanoTime();
-    env.execute("order-totals");
+    JobClient job = env.executeAsync("order-totals");
+    while (job.getJobStatus().get() != JobStatus.RUNNING) Thread.sleep(50);
+    System.out.println("READY");
+    job.getJobExecutionResult().get();
     System.out.println("{\"elapsedMs\":" + (System.nanoTime() - started) / 1_000_000 + "}");
   }
 }

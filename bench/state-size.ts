@@ -1,0 +1,166 @@
+// Checkpoint duration against total state size, with a fixed number of changed keys: a running
+// sum per customer over `keys` customers (EXACTLY_ONCE sink, 4 shards), the handlers driven
+// back to back by LambdaDriver on dynalite and s3rver, then `checkpoints` rounds of `changed`
+// orders over random customers, each followed by a checkpoint that is timed from trigger to
+// commit. Run by bench/run.ts in a process of its own, one per state size; prints RESULT JSON.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DeliveryGuarantee,
+  JsonDeserializationSchema,
+  KafkaRecordSerializationSchema,
+  KafkaSink,
+  KafkaSource,
+  OffsetsInitializer,
+  StreamExecutionEnvironment,
+  WatermarkStrategy,
+} from '../lib/api/index.js';
+import { createDocumentClient, createS3Client } from '../lib/aws/clients.js';
+import { createRecordWriter, KafkaAdmin, type OutputRecord } from '../lib/kafka/index.js';
+import { startDynamoDbEmulator, startS3Emulator } from '../lib/offline/emulators.js';
+import { PipelineRuntime } from '../lib/runtime/runtime.js';
+import { ensureBucket } from '../lib/snapshot/s3-store.js';
+import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
+import { LambdaDriver } from '../lib/testing/index.js';
+import { benchTopic } from './orders.js';
+
+export interface StateSizeConfig {
+  readonly brokers: string[];
+  readonly keys: number;
+  readonly changed: number;
+  readonly checkpoints: number;
+  readonly topicSuffix: string;
+}
+
+export interface StateSizeResult {
+  readonly keys: number;
+  readonly changed: number;
+  /** Seconds to build the state: keys orders through the processor and the first checkpoint. */
+  readonly seedS: number;
+  /** Each measured checkpoint, trigger to commit, in ms. */
+  readonly checkpointMs: number[];
+  /** Each round's processing of `changed` orders, in ms. */
+  readonly batchMs: number[];
+  /** AWS requests a measured checkpoint made, on average, by operation. */
+  readonly requestsPerCheckpoint: Record<string, number>;
+}
+
+interface Purchase {
+  customer: string;
+  amount: number;
+}
+
+const PARTITIONS = 4;
+const SEED_BATCH = 5_000;
+
+async function main(config: StateSizeConfig): Promise<StateSizeResult> {
+  const { brokers } = config;
+  const name = `state-size-${config.topicSuffix}`;
+  const [input, output] = [`${name}-in`, `${name}-out`];
+  const admin = new KafkaAdmin({ brokers });
+  await admin.ensureTopics([input, output].map((topic) => benchTopic(topic, PARTITIONS)));
+  const folder = mkdtempSync(join(tmpdir(), 'sluice-state-size-'));
+  // In memory: faster than dynalite's on-disk store, and the state is thrown away anyway.
+  const dynamo = await startDynamoDbEmulator();
+  const s3 = await startS3Emulator(join(folder, 's3'));
+  await ensureStateTable(createDocumentClient(dynamo.clientOptions), name);
+  await ensureBucket(createS3Client(s3.clientOptions), name);
+
+  const env = StreamExecutionEnvironment.create({ name });
+  env.enableCheckpointing(1_000);
+  env
+    .fromSource(
+      KafkaSource.builder<Purchase>()
+        .setBootstrapServers(brokers)
+        .setTopics(input)
+        .setGroupId(name)
+        .setStartingOffsets(OffsetsInitializer.earliest())
+        .setValueOnlyDeserializer(new JsonDeserializationSchema<Purchase>())
+        .setPartitionedByRecordKey()
+        .build(),
+      WatermarkStrategy.noWatermarks<Purchase>(),
+      'purchases',
+    )
+    .keyBy((purchase) => purchase.customer)
+    .sum('amount')
+    .sinkTo(
+      KafkaSink.builder<Purchase>()
+        .setBootstrapServers(brokers)
+        .setRecordSerializer(
+          KafkaRecordSerializationSchema.builder<Purchase>()
+            .setTopic(output)
+            .setKeySerializationSchema((total) => total.customer)
+            .setValueSerializationSchema({ serialize: (total) => JSON.stringify(total) })
+            .build(),
+        )
+        .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+        .setTransactionalIdPrefix(`${name}-tx`)
+        .build(),
+    );
+  const clock = { now: 1_000_000 };
+  const runtime = new PipelineRuntime(
+    env,
+    { tableName: name, snapshotBucket: name, kafka: { brokers }, dynamodb: dynamo.clientOptions, s3: s3.clientOptions },
+    { clock: () => clock.now },
+  );
+  const driver = new LambdaDriver(runtime, clock);
+  const writer = createRecordWriter('AT_LEAST_ONCE', { brokers });
+  const send = async (customers: Iterable<number>) => {
+    let batch: OutputRecord[] = [];
+    for (const customer of customers) {
+      batch.push({ topic: input, key: `c-${customer}`, value: JSON.stringify({ customer: `c-${customer}`, amount: 1 }) });
+      if (batch.length === 10_000) {
+        await writer.write(batch);
+        batch = [];
+      }
+    }
+    await writer.write(batch);
+    await writer.flush();
+  };
+
+  const seeding = Date.now();
+  await send(Array.from({ length: config.keys }, (_, i) => i));
+  await driver.drain(SEED_BATCH);
+  await driver.checkpoint();
+  const seedS = (Date.now() - seeding) / 1_000;
+
+  let random = 12345;
+  const nextCustomer = () => {
+    random = (Math.imul(random, 1_103_515_245) + 12_345) >>> 0;
+    return random % config.keys;
+  };
+  const checkpointMs: number[] = [];
+  const batchMs: number[] = [];
+  const requestsPerCheckpoint: Record<string, number> = {};
+  for (let round = 0; round < config.checkpoints; round++) {
+    const customers = new Set<number>();
+    while (customers.size < Math.min(config.changed, config.keys)) customers.add(nextCustomer());
+    await send(customers);
+    const processing = Date.now();
+    await driver.drain(SEED_BATCH);
+    batchMs.push(Date.now() - processing);
+    const before = runtime.requests.snapshot();
+    const checkpointing = Date.now();
+    await driver.checkpoint();
+    checkpointMs.push(Date.now() - checkpointing);
+    for (const [operation, count] of Object.entries(runtime.requests.snapshot())) {
+      requestsPerCheckpoint[operation] = (requestsPerCheckpoint[operation] ?? 0) + (count - (before[operation] ?? 0)) / config.checkpoints;
+    }
+  }
+
+  await driver.close();
+  await writer.close();
+  await runtime.close();
+  await dynamo.close();
+  await s3.close();
+  await admin.deleteTopics([input, output]).catch(() => undefined);
+  await admin.close();
+  rmSync(folder, { recursive: true, force: true });
+  return { keys: config.keys, changed: config.changed, seedS, checkpointMs, batchMs, requestsPerCheckpoint };
+}
+
+const text = process.argv[2];
+if (!text) throw new Error('usage: state-size.ts <config JSON>');
+process.stdout.write(`RESULT ${JSON.stringify(await main(JSON.parse(text) as StateSizeConfig))}\n`);
+process.exit(0);
