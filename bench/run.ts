@@ -174,7 +174,8 @@ ${rows.join('\n')}
 Flink ${eoOverhead('Flink')}.
 
 Sluice EXACTLY_ONCE, AWS requests: DynamoDB ${per1000('DynamoDB.')} and S3 ${per1000('S3.')} per 1,000 records;
-${checkpoints} checkpoints, ${perCheckpoint} S3 PUTs per checkpoint (all requests: \`${JSON.stringify(requests)}\`).
+${checkpoints} checkpoints, and ${perCheckpoint} S3 PUTs a checkpoint over the run — almost all of them the invocations' state
+deltas; what a checkpoint itself requests is in the state-size table below. All requests: \`${JSON.stringify(requests)}\`.
 
 Sluice runs here with dynalite and s3rver embedded in its process, so its CPU includes the
 emulators' work; on AWS that work is DynamoDB's and S3's.
