@@ -83,16 +83,26 @@ export interface PreparedBatch {
   readonly keysWritten: number;
 }
 
-/** The keys a record's key may stand for: its text, and the JSON value it spells when it is not a string. */
-function candidateKeys(record: KafkaRecord, maxParallelism: number): KeyRef[] {
-  if (record.key === null) return [];
-  const text = record.key.toString('utf8');
-  const keys = [keyRef(text, maxParallelism)];
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== 'string') keys.push(keyRef(parsed, maxParallelism));
-  } catch {
-    // Not JSON: the key is the text itself.
+/** Text JSON.parse could read as a value other than a string: an object, array, number, true, false or null. */
+const NON_STRING_JSON = /^\s*[[{\-0-9tfn]/;
+
+/**
+ * The keys the batch's record keys may stand for: each distinct key's text, and the JSON value
+ * it spells when that is not a string. Parsing is tried only where it can succeed: a thrown
+ * SyntaxError per record cost more than the rest of the key handling.
+ */
+function candidateKeys(records: readonly KafkaRecord[], maxParallelism: number): KeyRef[] {
+  const texts = new Set<string>();
+  for (const record of records) if (record.key !== null) texts.add(record.key.toString('utf8'));
+  const keys: KeyRef[] = [];
+  for (const text of texts) {
+    keys.push(keyRef(text, maxParallelism));
+    if (!NON_STRING_JSON.test(text)) continue;
+    try {
+      keys.push(keyRef(JSON.parse(text) as unknown, maxParallelism));
+    } catch {
+      // Not JSON after all: the key is the text itself.
+    }
   }
   return keys;
 }
@@ -151,7 +161,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     const snapshotTimers = (progress.executor?.timers ?? []).filter(
       (t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER),
     );
-    keysRead += await load([...records.flatMap((r) => candidateKeys(r, plan.maxParallelism)), ...snapshotTimers.map((t) => t.key)]);
+    keysRead += await load([...candidateKeys(records, plan.maxParallelism), ...snapshotTimers.map((t) => t.key)]);
   }
 
   const executor = new StageExecutor({ plan, stage, state, clock, ...(progress.executor ? { snapshot: progress.executor } : {}) });

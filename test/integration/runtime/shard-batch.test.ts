@@ -4,6 +4,15 @@
 // batches; the real-broker runtime test covers the transactions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import seed, { WINDOW_SIZE, type OrderAggregate } from '../../../examples/order-aggregation.js';
+import {
+  DeliveryGuarantee,
+  JsonDeserializationSchema,
+  KafkaRecordSerializationSchema,
+  KafkaSink,
+  KafkaSource,
+  StreamExecutionEnvironment,
+  WatermarkStrategy,
+} from '../../../lib/api/index.js';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
 import type { KafkaRecord } from '../../../lib/kafka/records.js';
 import { startDynamoDbEmulator, type Emulator } from '../../../lib/offline/emulators.js';
@@ -192,5 +201,61 @@ describe('the processor’s state path', () => {
     await expect(
       prepareShardBatch({ plan, stage, store, shard, records: log.slice(15, 20), clock: () => 0 }),
     ).rejects.toThrow(new OffsetGapError(shard, 10, 15).message);
+  });
+
+  it('loads the state of a key that the record key spells as JSON (a number), across batches', async () => {
+    const env = StreamExecutionEnvironment.create({ name: 'per-customer' });
+    env
+      .fromSource(
+        KafkaSource.builder<{ customer: number; amount: number }>()
+          .setBootstrapServers(['127.0.0.1:9092'])
+          .setTopics('purchases')
+          .setGroupId('per-customer')
+          .setValueOnlyDeserializer(new JsonDeserializationSchema<{ customer: number; amount: number }>())
+          .setPartitionedByRecordKey()
+          .build(),
+        WatermarkStrategy.noWatermarks(),
+        'purchases',
+      )
+      .keyBy((purchase) => purchase.customer)
+      .sum('amount')
+      .sinkTo(
+        KafkaSink.builder<{ customer: number; amount: number }>()
+          .setBootstrapServers(['127.0.0.1:9092'])
+          .setRecordSerializer(
+            KafkaRecordSerializationSchema.builder<{ customer: number; amount: number }>()
+              .setTopic('totals')
+              .setValueSerializationSchema({ serialize: (total) => JSON.stringify(total) })
+              .build(),
+          )
+          .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+          .build(),
+      );
+    const customerPlan = planPipeline(env);
+    const [customerStage] = customerPlan.stages;
+    if (!customerStage) throw new Error('no stage');
+    const store = new MemoryShardStore();
+    const shard = { stage: customerStage.id, shard: 0 };
+    const purchase = (offset: number, customer: number, amount: number): KafkaRecord => ({
+      topic: 'purchases',
+      partition: 0,
+      offset,
+      timestamp: 0,
+      timestampType: 'CREATE_TIME',
+      key: Buffer.from(JSON.stringify(customer)),
+      value: Buffer.from(JSON.stringify({ customer, amount })),
+      headers: [],
+    });
+    const totals: unknown[] = [];
+    for (const records of [[purchase(0, 7, 5), purchase(1, 8, 1)], [purchase(2, 7, 3)]]) {
+      const batch = await prepareShardBatch({ plan: customerPlan, stage: customerStage, store, shard, records, clock: () => 0 });
+      await store.commit(batch.claim, batch.progress);
+      for (const record of batch.outputs.sinks.values().next().value ?? []) totals.push(JSON.parse(record.value?.toString() ?? ''));
+    }
+    expect(totals).toEqual([
+      { customer: 7, amount: 5 },
+      { customer: 8, amount: 1 },
+      { customer: 7, amount: 8 },
+    ]);
   });
 });
