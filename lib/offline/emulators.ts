@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import type { AwsClientOptions } from '../aws/clients.js';
@@ -21,15 +23,54 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
  * writes and strongly consistent reads behave as DynamoDB's.
  */
 export async function startDynamoDbEmulator(port = 0, path?: string): Promise<Emulator> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(path ? { path } : {}) });
+  const server = dynalite({ ...DYNALITE_OPTIONS, ...(path ? { path } : {}) });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', resolve);
   });
   const { port: bound } = server.address() as AddressInfo;
   return {
-    clientOptions: { endpoint: `http://127.0.0.1:${bound}`, region: 'us-east-1', credentials: LOCAL_CREDENTIALS },
+    clientOptions: localClientOptions(bound),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const DYNALITE_OPTIONS = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
+
+function localClientOptions(port: number): AwsClientOptions {
+  return { endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', credentials: LOCAL_CREDENTIALS };
+}
+
+// CommonJS, evaluated by the worker: dynalite is loaded from where this module resolves it.
+const DYNALITE_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const server = require(workerData.dynalite)(workerData.options);
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+parentPort.once('message', () => server.close(() => parentPort.close()));
+`;
+
+/**
+ * dynalite as startDynamoDbEmulator starts it, but on a worker thread of its own, so that
+ * emulating DynamoDB does not take CPU from the code under load: for benchmarks whose state
+ * is large. With `path`, items live in LevelDB on disk rather than on the JavaScript heap.
+ */
+export async function startDynamoDbEmulatorThread(path?: string): Promise<Emulator> {
+  const worker = new Worker(DYNALITE_THREAD, {
+    eval: true,
+    workerData: { dynalite: createRequire(import.meta.url).resolve('dynalite'), options: { ...DYNALITE_OPTIONS, ...(path ? { path } : {}) } },
+  });
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    void exited.then(() => reject(new Error('The DynamoDB emulator thread exited before it listened')));
+  });
+  return {
+    clientOptions: localClientOptions(port),
+    close: async () => {
+      worker.postMessage('close');
+      await exited;
+    },
   };
 }
 
@@ -43,7 +84,7 @@ export async function startS3Emulator(directory?: string, port = 0): Promise<Emu
   const server = new S3rver({ port, address: '127.0.0.1', silent: true, directory: folder });
   const { port: bound } = await server.run();
   return {
-    clientOptions: { endpoint: `http://127.0.0.1:${bound}`, region: 'us-east-1', credentials: LOCAL_CREDENTIALS },
+    clientOptions: localClientOptions(bound),
     close: async () => {
       await server.close();
       if (!directory) rmSync(folder, { recursive: true, force: true });

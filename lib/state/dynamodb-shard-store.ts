@@ -1,4 +1,4 @@
-import { CreateTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -175,8 +175,11 @@ export class DynamoShardStore extends ItemShardStore {
   }
 }
 
-/** Creates the state table (on-demand) unless it exists: for offline mode and tests. */
-export async function ensureStateTable(client: DynamoDBDocumentClient, tableName: string): Promise<void> {
+/**
+ * Creates the state table (on-demand) unless it exists, and waits until it is ACTIVE (a new
+ * table answers ResourceNotFoundException until then): for offline mode and tests.
+ */
+export async function ensureStateTable(client: DynamoDBDocumentClient, tableName: string, timeoutMs = 30_000): Promise<void> {
   try {
     await client.send(
       new CreateTableCommand({
@@ -194,5 +197,12 @@ export async function ensureStateTable(client: DynamoDBDocumentClient, tableName
     );
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    if (Date.now() > deadline) throw new Error(`DynamoDB table ${tableName} is still ${Table?.TableStatus ?? 'missing'} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -1,21 +1,29 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
-import { startDynamoDbEmulator, startMotoServer, type Emulator } from '../../../lib/offline/emulators.js';
+import { startDynamoDbEmulator, startDynamoDbEmulatorThread, startMotoServer, type Emulator } from '../../../lib/offline/emulators.js';
 import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
 import { shardStoreContract } from './shard-store-contract.js';
 
 let dynamo: Emulator;
+let dynamoThread: Emulator;
 let moto: Emulator;
+const folder = mkdtempSync(join(tmpdir(), 'sluice-dynalite-'));
 
 beforeAll(async () => {
   dynamo = await startDynamoDbEmulator();
+  dynamoThread = await startDynamoDbEmulatorThread(folder);
   moto = await startMotoServer();
 });
 
 afterAll(async () => {
   await dynamo.close();
+  await dynamoThread.close();
   await moto.close();
+  rmSync(folder, { recursive: true, force: true });
 });
 
 shardStoreContract('memory', () => Promise.resolve(new MemoryShardStore()));
@@ -28,5 +36,6 @@ const onDynamoDb = (emulator: () => Emulator) => async () => {
   return new DynamoShardStore(client, table);
 };
 shardStoreContract('dynamodb (dynalite)', onDynamoDb(() => dynamo));
+shardStoreContract('dynamodb (dynalite on a thread of its own, on disk)', onDynamoDb(() => dynamoThread));
 // moto validates requests more strictly than dynalite (expressions, item sizes, batch limits).
 shardStoreContract('dynamodb (moto)', onDynamoDb(() => moto), 1_000);
