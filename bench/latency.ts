@@ -7,7 +7,7 @@ import { CommittedRangeReader, createRecordWriter, KafkaAdmin, partitionForKey, 
 import type { ContenderConfig } from './contenders/config.js';
 import type { Contender } from './contenders/registry.js';
 import { checkOutput, failure, startContender } from './measure.js';
-import { benchTopic, closingOrders, expectedSums, orderAt, serializeOrder, WINDOW_MS, type OrderOptions } from './orders.js';
+import { benchTopic, closingOrders, expectedSums, orderAt, ORDER_SHAPE, serializeOrder, WINDOW_MS, type OrderOptions } from './orders.js';
 
 /** The pipelines' bound on out-of-orderness: a window closes once an order this far past its end arrives. */
 const OUT_OF_ORDERNESS_MS = 10_000;
@@ -16,22 +16,11 @@ export interface PacedInputOptions {
   readonly rate: number;
   readonly seconds: number;
   readonly partitions: number;
-  readonly seed: number;
-  readonly categories: number;
-  readonly recordBytes: number;
 }
 
 /** The paced orders: event time moves one window per wall second, so windows close every second. */
 export function pacedOrders(options: PacedInputOptions): OrderOptions {
-  return {
-    count: options.rate * options.seconds,
-    seed: options.seed,
-    categories: options.categories,
-    outOfOrdernessMs: 8_000,
-    lateFraction: 0,
-    recordBytes: options.recordBytes,
-    spacingMs: WINDOW_MS / options.rate,
-  };
+  return { ...ORDER_SHAPE, count: options.rate * options.seconds, lateFraction: 0, spacingMs: WINDOW_MS / options.rate };
 }
 
 export interface SentInput {

@@ -26,6 +26,9 @@ export interface BenchOrder {
 
 export const WINDOW_MS = 300_000;
 
+/** The orders every benchmark loads, but for their count and late fraction. */
+export const ORDER_SHAPE = { seed: 7, categories: 20, outOfOrdernessMs: 8_000, recordBytes: 256, spacingMs: 50 } as const;
+
 /**
  * A benchmark topic, kept whatever its records' timestamps: window sums carry their window's
  * event time (in January 2026), and the broker's 7-day time retention would otherwise delete

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '../lib/kafka/index.js';
 import { acquireBrokers } from '../lib/offline/kafka-broker.js';
 import type { ContenderConfig } from './contenders/config.js';
-import { benchTopic, expectedSums, loadOrders, type OrderOptions } from './orders.js';
+import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -85,7 +85,7 @@ const { brokers, release } = await acquireBrokers({});
 const admin = new KafkaAdmin({ brokers });
 const run = Date.now().toString(36);
 const [input, output] = [`bench-profile-${run}`, `bench-profile-out-${run}`];
-const orders: OrderOptions = { count: records, seed: 7, categories: 20, outOfOrdernessMs: 8_000, lateFraction: 0, recordBytes: 256, spacingMs: 50 };
+const orders: OrderOptions = { ...ORDER_SHAPE, count: records, lateFraction: 0 };
 await admin.ensureTopics([input, output].map((topic) => benchTopic(topic, PARTITIONS)));
 process.stdout.write(`Loading ${records.toLocaleString('en')} orders...\n`);
 await loadOrders({ brokers }, input, PARTITIONS, orders);

@@ -15,7 +15,7 @@ import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, type Co
 import { costModel, formatCostModel } from './cost-model.js';
 import { measureLatency, type LatencyFigures, type PacedInputOptions } from './latency.js';
 import { measureThroughput, type Measured } from './measure.js';
-import { benchTopic, expectedSums, loadOrders, type OrderOptions } from './orders.js';
+import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
 import { measureStateSize, median, type CurvePoint } from './scaling.js';
 import type { StateSizeResult } from './state-size.js';
 
@@ -39,7 +39,7 @@ for (const phase of phases) {
 }
 const CHECKPOINT_MS = 5_000;
 const BATCH = 1_000;
-const LATENCY: Omit<PacedInputOptions, 'partitions' | 'seed' | 'categories' | 'recordBytes'> & { warmupMs: number } = quick
+const LATENCY: Omit<PacedInputOptions, 'partitions'> & { warmupMs: number } = quick
   ? { rate: 1_000, seconds: 15, warmupMs: 3_000 }
   : { rate: 1_000, seconds: 60, warmupMs: 10_000 };
 const CURVE_RECORDS = quick ? 20_000 : 100_000;
@@ -58,8 +58,7 @@ buildFlinkJob(say);
 
 // No late orders by default: Flink's watermark is the minimum over all partitions, Sluice's and the
 // kafkajs pipeline's are per partition, so the three would drop different late orders.
-const ORDER_SHAPE = { seed: 7, categories: 20, outOfOrdernessMs: 8_000, recordBytes: 256 };
-const orders = (count: number): OrderOptions => ({ ...ORDER_SHAPE, count, lateFraction: Number(args['late-fraction']), spacingMs: 50 });
+const orders = (count: number): OrderOptions => ({ ...ORDER_SHAPE, count, lateFraction: Number(args['late-fraction']) });
 
 const { brokers, release } = await acquireBrokers({});
 const admin = new KafkaAdmin({ brokers });
@@ -211,7 +210,7 @@ emulators' work; on AWS that work is DynamoDB's and S3's.
 
 // ---- Latency -------------------------------------------------------------------------------
 if (phases.has('latency')) {
-  const paced: PacedInputOptions = { ...ORDER_SHAPE, rate: LATENCY.rate, seconds: LATENCY.seconds, partitions };
+  const paced: PacedInputOptions = { rate: LATENCY.rate, seconds: LATENCY.seconds, partitions };
   const latency = new Map<string, LatencyFigures & { check: string }>();
   for (const entrant of contenders) {
     process.stdout.write(`${entrant.name}, paced... `);
