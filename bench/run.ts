@@ -9,6 +9,7 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '../lib/kafka/index.js';
 import { acquireBrokers } from '../lib/offline/kafka-broker.js';
+import { STATE_MERGE_FAN_IN } from '../lib/snapshot/checkpoint-state.js';
 import { barChart, lineChart } from './charts.js';
 import type { ContenderConfig } from './contenders/config.js';
 import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, type Contender } from './contenders/registry.js';
@@ -16,7 +17,7 @@ import { costModel, formatCostModel } from './cost-model.js';
 import { measureLatency, type LatencyFigures, type PacedInputOptions } from './latency.js';
 import { measureThroughput, type Measured } from './measure.js';
 import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
-import { measureStateSize, median, type CurvePoint } from './scaling.js';
+import { mean, measureStateSize, median, type CurvePoint } from './scaling.js';
 import type { StateSizeResult } from './state-size.js';
 
 const PHASES = ['throughput', 'latency', 'scaling'] as const;
@@ -45,13 +46,13 @@ const LATENCY: Omit<PacedInputOptions, 'partitions'> & { warmupMs: number } = qu
 const CURVE_RECORDS = quick ? 20_000 : 100_000;
 const BATCH_SIZES = [100, 300, 1_000, 3_000, 10_000];
 const PARTITION_COUNTS = [1, 2, 4, 8, 16];
-// Seeding goes through the processor at about 600 keys a second here (dynalite, and the AWS
-// SDK's work per PutItem) and slows as dynalite grows: 1,000,000 keys did not finish seeding
-// in 55 minutes (5.9 GB), so that point is asked for by name: --state-sizes 1000,...,1000000.
-const STATE_SIZES = args['state-sizes']?.split(',').map(Number) ?? (quick ? [1_000, 10_000, 30_000] : [1_000, 10_000, 100_000]);
+const STATE_SIZES = args['state-sizes']?.split(',').map(Number) ?? (quick ? [1_000, 10_000, 30_000] : [1_000, 10_000, 100_000, 1_000_000]);
 if (STATE_SIZES.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--state-sizes ${args['state-sizes']}: give whole numbers of keys, comma-separated`);
 const CHANGED_KEYS = 1_000;
-const STATE_CHECKPOINTS = quick ? 5 : 10;
+// Enough, in the full run, for a merge that reads the whole state at every size: at 100,000
+// keys the seed is one level-1 object per shard, merged once FAN_IN of them have gathered.
+const FULL_STATE_CHECKPOINTS = STATE_MERGE_FAN_IN * (STATE_MERGE_FAN_IN - 1) + 4;
+const STATE_CHECKPOINTS = quick ? 5 : FULL_STATE_CHECKPOINTS;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 buildFlinkJob(say);
@@ -285,11 +286,15 @@ if (phases.has('scaling')) {
     say(`checkpoint median ${median(result.checkpointMs)} ms (seeded in ${result.seedS.toFixed(0)} s)`);
   }
   const [smallest, largest] = [byState[0], byState.at(-1)];
-  const stateRatio = smallest && largest ? (median(largest.checkpointMs) / median(smallest.checkpointMs)).toFixed(2) : 'n/a';
+  const ratioOf = (figure: (ms: readonly number[]) => number) =>
+    smallest && largest ? (figure(largest.checkpointMs) / figure(smallest.checkpointMs)).toFixed(2) : 'n/a';
+  const slowest = (r: StateSizeResult) => r.checkpointMs.indexOf(Math.max(...r.checkpointMs)) + 1;
   const stateRows = byState
     .map(
       (r) =>
-        `| ${r.keys.toLocaleString('en')} | ${r.seedS.toFixed(1)} | ${median(r.checkpointMs)} | ${Math.max(...r.checkpointMs)} | ${median(r.batchMs)} | ` +
+        `| ${r.keys.toLocaleString('en')} | ${r.seedS.toFixed(1)} | ${median(r.checkpointMs)} | ${mean(r.checkpointMs).toFixed(0)} | ` +
+        `${Math.max(...r.checkpointMs)} (#${slowest(r)}) | ${r.wholeStateMerges.map((n) => `#${n}: ${r.checkpointMs[n - 1]} ms`).join(', ') || 'none'} | ` +
+        `${median(r.batchMs)} | ` +
         `${Object.entries(r.requestsPerCheckpoint)
           .filter(([, n]) => n > 0)
           .map(([op, n]) => `${op} ${n.toFixed(1)}`)
@@ -326,15 +331,21 @@ ${curveRows(byPartitions)}
 A running sum per customer (keyed state, EXACTLY_ONCE sink, 4 shards) over ${STATE_SIZES.map((n) => n.toLocaleString('en')).join(', ')}
 customers; then ${STATE_CHECKPOINTS} rounds, each changing ${CHANGED_KEYS.toLocaleString('en')} random customers and taking a checkpoint, the
 handlers driven back to back (no scheduling waits), timed from trigger to commit. Seeding
-writes every key once through the processor and takes the first checkpoint.
+writes every key once through the processor (DynamoDB emulated on a thread of its own), with
+a checkpoint after every 200,000 keys.
 
-| keys | seed s | checkpoint median ms | checkpoint max ms | batch of ${CHANGED_KEYS.toLocaleString('en')} changes, median ms | requests per checkpoint |
-| --- | --- | --- | --- | --- | --- |
+| keys | seed s | checkpoint median ms | mean ms | max ms (checkpoint #) | merges of the whole state | batch of ${CHANGED_KEYS.toLocaleString('en')} changes, median ms | requests per checkpoint |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 ${stateRows}
 
-**Checkpoint duration at ${(largest?.keys ?? 0).toLocaleString('en')} keys ÷ at ${(smallest?.keys ?? 0).toLocaleString('en')} keys: ${stateRatio}** (medians) — a checkpoint
-costs what changed: one record read per shard, a manifest read and write, and now and then a
-merge of recent state objects (docs/PROTOCOL.md, "S3 snapshots").
+**Checkpoint duration at ${(largest?.keys ?? 0).toLocaleString('en')} keys ÷ at ${(smallest?.keys ?? 0).toLocaleString('en')} keys: ${ratioOf(median)}** (medians;
+means ${ratioOf(mean)}) — a checkpoint costs what changed: one record read per shard, a
+manifest read and write, and every ${STATE_MERGE_FAN_IN}th checkpoint a merge of recent state objects
+(docs/PROTOCOL.md, "S3 snapshots"). A merge that reads the whole state (after it, each shard's
+state is one object) costs in proportion to the state, and comes once every ${STATE_MERGE_FAN_IN}^L checkpoints
+as the state's objects reach level L: the means spread it${
+    quick ? `; the ${STATE_CHECKPOINTS} checkpoints of --quick may reach none, the full run's ${FULL_STATE_CHECKPOINTS} reach one at every size` : ''
+  }.
 
 ![checkpoint duration against state size](state-size.svg)`);
   charts.set(
@@ -354,7 +365,7 @@ merge of recent state objects (docs/PROTOCOL.md, "S3 snapshots").
     'state-size.svg',
     lineChart('Checkpoint duration against total state size', 'keys in state', 'ms', [
       { name: 'median', points: byState.map((r) => [r.keys, median(r.checkpointMs)] as const) },
-      { name: 'max', points: byState.map((r) => [r.keys, Math.max(...r.checkpointMs)] as const) },
+      { name: 'mean', points: byState.map((r) => [r.keys, mean(r.checkpointMs)] as const) },
     ]),
   );
   phaseDone('scaling');

@@ -18,8 +18,9 @@ import {
 } from '../lib/api/index.js';
 import { createDocumentClient, createS3Client } from '../lib/aws/clients.js';
 import { createRecordWriter, KafkaAdmin, type OutputRecord } from '../lib/kafka/index.js';
-import { startDynamoDbEmulator, startS3Emulator } from '../lib/offline/emulators.js';
+import { startDynamoDbEmulatorThread, startS3Emulator } from '../lib/offline/emulators.js';
 import { PipelineRuntime } from '../lib/runtime/runtime.js';
+import { checkpointManifestKey, readManifest } from '../lib/snapshot/checkpoint-state.js';
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
 import { LambdaDriver } from '../lib/testing/index.js';
@@ -36,10 +37,15 @@ export interface StateSizeConfig {
 export interface StateSizeResult {
   readonly keys: number;
   readonly changed: number;
-  /** Seconds to build the state: keys orders through the processor and the first checkpoint. */
+  /** Seconds to build the state: keys orders through the processor, with checkpoints. */
   readonly seedS: number;
   /** Each measured checkpoint, trigger to commit, in ms. */
   readonly checkpointMs: number[];
+  /**
+   * The measured checkpoints (1-based) whose merge read the whole state: after them every
+   * shard's state is one object again.
+   */
+  readonly wholeStateMerges: number[];
   /** Each round's processing of `changed` orders, in ms. */
   readonly batchMs: number[];
   /** AWS requests a measured checkpoint made, on average, by operation. */
@@ -53,6 +59,10 @@ interface Purchase {
 
 const PARTITIONS = 4;
 const SEED_BATCH = 5_000;
+// Keys seeded between two checkpoints. A transaction open longer than transaction.timeout.ms
+// (15 minutes) is aborted by the broker (and Sluice rolls its shard back), so the seed takes
+// checkpoints as a running pipeline would; this many keys take a few minutes here.
+const SEED_KEYS_PER_CHECKPOINT = 200_000;
 
 async function main(config: StateSizeConfig): Promise<StateSizeResult> {
   const { brokers } = config;
@@ -61,8 +71,9 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
   const admin = new KafkaAdmin({ brokers });
   await admin.ensureTopics([input, output].map((topic) => benchTopic(topic, PARTITIONS)));
   const folder = mkdtempSync(join(tmpdir(), 'sluice-state-size-'));
-  // In memory: faster than dynalite's on-disk store, and the state is thrown away anyway.
-  const dynamo = await startDynamoDbEmulator();
+  // On a thread of its own, so that seeding a million keys (one conditional write each) uses
+  // both cores; on disk, so that the items stay off the JavaScript heaps.
+  const dynamo = await startDynamoDbEmulatorThread(join(folder, 'dynamodb'));
   const s3 = await startS3Emulator(join(folder, 's3'));
   await ensureStateTable(createDocumentClient(dynamo.clientOptions), name);
   await ensureBucket(createS3Client(s3.clientOptions), name);
@@ -120,10 +131,16 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
   };
 
   const seeding = Date.now();
-  await send(Array.from({ length: config.keys }, (_, i) => i));
-  await driver.drain(SEED_BATCH);
-  await driver.checkpoint();
+  for (let from = 0; from < config.keys; from += SEED_KEYS_PER_CHECKPOINT) {
+    await send(Array.from({ length: Math.min(SEED_KEYS_PER_CHECKPOINT, config.keys - from) }, (_, i) => from + i));
+    await driver.drain(SEED_BATCH);
+    await driver.checkpoint();
+  }
   const seedS = (Date.now() - seeding) / 1_000;
+  const snapshots = runtime.snapshots;
+  if (!snapshots) throw new Error('the state-size benchmark needs the snapshot store');
+  const stateObjects = async (checkpoint: number) =>
+    ((await readManifest(snapshots, checkpointManifestKey(checkpoint)))?.shards ?? []).map((shard) => shard.state.length);
 
   let random = 12345;
   const nextCustomer = () => {
@@ -131,6 +148,7 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
     return random % config.keys;
   };
   const checkpointMs: number[] = [];
+  const wholeStateMerges: number[] = [];
   const batchMs: number[] = [];
   const requestsPerCheckpoint: Record<string, number> = {};
   for (let round = 0; round < config.checkpoints; round++) {
@@ -142,11 +160,13 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
     batchMs.push(Date.now() - processing);
     const before = runtime.requests.snapshot();
     const checkpointing = Date.now();
-    await driver.checkpoint();
+    const checkpoint = await driver.checkpoint();
     checkpointMs.push(Date.now() - checkpointing);
     for (const [operation, count] of Object.entries(runtime.requests.snapshot())) {
       requestsPerCheckpoint[operation] = (requestsPerCheckpoint[operation] ?? 0) + (count - (before[operation] ?? 0)) / config.checkpoints;
     }
+    const [objectsBefore, objectsAfter] = [await stateObjects(checkpoint - 1), await stateObjects(checkpoint)];
+    if (objectsAfter.every((n) => n === 1) && objectsBefore.some((n) => n > 1)) wholeStateMerges.push(round + 1);
   }
 
   await driver.close();
@@ -157,7 +177,7 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
   await admin.deleteTopics([input, output]).catch(() => undefined);
   await admin.close();
   rmSync(folder, { recursive: true, force: true });
-  return { keys: config.keys, changed: config.changed, seedS, checkpointMs, batchMs, requestsPerCheckpoint };
+  return { keys: config.keys, changed: config.changed, seedS, checkpointMs, wholeStateMerges, batchMs, requestsPerCheckpoint };
 }
 
 const text = process.argv[2];
