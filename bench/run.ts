@@ -49,8 +49,9 @@ const PARTITION_COUNTS = [1, 2, 4, 8, 16];
 const STATE_SIZES = args['state-sizes']?.split(',').map(Number) ?? (quick ? [1_000, 10_000, 30_000] : [1_000, 10_000, 100_000, 1_000_000]);
 if (STATE_SIZES.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--state-sizes ${args['state-sizes']}: give whole numbers of keys, comma-separated`);
 const CHANGED_KEYS = 1_000;
-// Enough, in the full run, for a merge that reads the whole state at every size: at 100,000
-// keys the seed is one level-1 object per shard, merged once FAN_IN of them have gathered.
+// Enough for the full run to reach, at every size, a merge that reads a shard's whole state:
+// the seed leaves objects of level 1 at most, and FAN_IN × (FAN_IN - 1) checkpoints add the
+// level-1 objects that make a level-1 merge.
 const FULL_STATE_CHECKPOINTS = STATE_MERGE_FAN_IN * (STATE_MERGE_FAN_IN - 1) + 4;
 const STATE_CHECKPOINTS = quick ? 5 : FULL_STATE_CHECKPOINTS;
 
@@ -334,15 +335,15 @@ handlers driven back to back (no scheduling waits), timed from trigger to commit
 writes every key once through the processor (DynamoDB emulated on a thread of its own), with
 a checkpoint after every 200,000 keys.
 
-| keys | seed s | checkpoint median ms | mean ms | max ms (checkpoint #) | merges of the whole state | batch of ${CHANGED_KEYS.toLocaleString('en')} changes, median ms | requests per checkpoint |
+| keys | seed s | checkpoint median ms | mean ms | max ms (checkpoint #) | merges of a shard's whole state | batch of ${CHANGED_KEYS.toLocaleString('en')} changes, median ms | requests per checkpoint |
 | --- | --- | --- | --- | --- | --- | --- | --- |
 ${stateRows}
 
 **Checkpoint duration at ${(largest?.keys ?? 0).toLocaleString('en')} keys ÷ at ${(smallest?.keys ?? 0).toLocaleString('en')} keys: ${ratioOf(median)}** (medians;
 means ${ratioOf(mean)}) — a checkpoint costs what changed: one record read per shard, a
 manifest read and write, and every ${STATE_MERGE_FAN_IN}th checkpoint a merge of recent state objects
-(docs/PROTOCOL.md, "S3 snapshots"). A merge that reads the whole state (after it, each shard's
-state is one object) costs in proportion to the state, and comes once every ${STATE_MERGE_FAN_IN}^L checkpoints
+(docs/PROTOCOL.md, "S3 snapshots"). A merge that reads a shard's whole state (after it, the
+shard's state is one object) costs in proportion to the state, and comes once every ${STATE_MERGE_FAN_IN}^L checkpoints
 as the state's objects reach level L: the means spread it${
     quick ? `; the ${STATE_CHECKPOINTS} checkpoints of --quick may reach none, the full run's ${FULL_STATE_CHECKPOINTS} reach one at every size` : ''
   }.

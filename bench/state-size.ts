@@ -42,8 +42,8 @@ export interface StateSizeResult {
   /** Each measured checkpoint, trigger to commit, in ms. */
   readonly checkpointMs: number[];
   /**
-   * The measured checkpoints (1-based) whose merge read the whole state: after them every
-   * shard's state is one object again.
+   * The measured checkpoints (1-based) whose merge read the whole state of a shard: after
+   * them, that shard's state is one object again.
    */
   readonly wholeStateMerges: number[];
   /** Each round's processing of `changed` orders, in ms. */
@@ -140,7 +140,7 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
   const snapshots = runtime.snapshots;
   if (!snapshots) throw new Error('the state-size benchmark needs the snapshot store');
   const stateObjects = async (checkpoint: number) =>
-    ((await readManifest(snapshots, checkpointManifestKey(checkpoint)))?.shards ?? []).map((shard) => shard.state.length);
+    new Map(((await readManifest(snapshots, checkpointManifestKey(checkpoint)))?.shards ?? []).map((shard) => [shard.partition, shard.state.length]));
 
   let random = 12345;
   const nextCustomer = () => {
@@ -166,7 +166,7 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
       requestsPerCheckpoint[operation] = (requestsPerCheckpoint[operation] ?? 0) + (count - (before[operation] ?? 0)) / config.checkpoints;
     }
     const [objectsBefore, objectsAfter] = [await stateObjects(checkpoint - 1), await stateObjects(checkpoint)];
-    if (objectsAfter.every((n) => n === 1) && objectsBefore.some((n) => n > 1)) wholeStateMerges.push(round + 1);
+    if ([...objectsAfter].some(([partition, n]) => n === 1 && (objectsBefore.get(partition) ?? 0) > 1)) wholeStateMerges.push(round + 1);
   }
 
   await driver.close();
