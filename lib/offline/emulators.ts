@@ -23,7 +23,7 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
  * writes and strongly consistent reads behave as DynamoDB's.
  */
 export async function startDynamoDbEmulator(port = 0, path?: string): Promise<Emulator> {
-  const server = dynalite({ ...DYNALITE_OPTIONS, ...(path ? { path } : {}) });
+  const server = dynalite(dynaliteOptions(path));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', resolve);
@@ -35,7 +35,10 @@ export async function startDynamoDbEmulator(port = 0, path?: string): Promise<Em
   };
 }
 
-const DYNALITE_OPTIONS = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
+/** Tables without delays; in memory, or in LevelDB under `path`. */
+function dynaliteOptions(path: string | undefined) {
+  return { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(path ? { path } : {}) };
+}
 
 function localClientOptions(port: number): AwsClientOptions {
   return { endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', credentials: LOCAL_CREDENTIALS };
@@ -57,7 +60,7 @@ parentPort.once('message', () => server.close(() => parentPort.close()));
 export async function startDynamoDbEmulatorThread(path?: string): Promise<Emulator> {
   const worker = new Worker(DYNALITE_THREAD, {
     eval: true,
-    workerData: { dynalite: createRequire(import.meta.url).resolve('dynalite'), options: { ...DYNALITE_OPTIONS, ...(path ? { path } : {}) } },
+    workerData: { dynalite: createRequire(import.meta.url).resolve('dynalite'), options: dynaliteOptions(path) },
   });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
