@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommittedRangeReader, KafkaAdmin } from '../lib/kafka/index.js';
+import { parseResult } from './child-io.js';
 import type { ContenderConfig, ContenderResult } from './contenders/config.js';
 import type { Contender } from './contenders/registry.js';
 
@@ -59,8 +60,8 @@ export function startContender(contender: Contender, config: ContenderConfig): R
 
 /** The RESULT line a contender prints when done (Flink prints its elapsed time only). */
 export function resultOf(printed: string, expectedWindows: number): ContenderResult | undefined {
-  const line = printed.split('\n').find((l) => l.startsWith('RESULT '));
-  if (line) return JSON.parse(line.slice(7)) as ContenderResult;
+  const result = parseResult(printed) as ContenderResult | undefined;
+  if (result) return result;
   const flinkElapsed = /\{"elapsedMs":(\d+)\}/.exec(printed)?.[1];
   return flinkElapsed ? { elapsedMs: Number(flinkElapsed), outputs: expectedWindows } : undefined;
 }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '../lib/kafka/index.js';
 import { acquireBrokers } from '../lib/offline/kafka-broker.js';
+import { parseResult } from './child-io.js';
 import type { ContenderConfig } from './contenders/config.js';
 import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
 
@@ -110,7 +111,7 @@ const child = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', direc
 await admin.deleteTopics([input, output]).catch(() => undefined);
 await admin.close();
 await release();
-if (!child.stdout.includes('RESULT ')) throw new Error(`The Sluice contender failed:\n${child.stderr.slice(-2_000)}`);
+if (!parseResult(child.stdout)) throw new Error(`The Sluice contender failed:\n${child.stderr.slice(-2_000)}`);
 
 const file = readdirSync(directory).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`node --cpu-prof wrote no profile in ${directory}`);

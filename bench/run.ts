@@ -150,8 +150,8 @@ if (phases.has('throughput')) {
 
   const ratio = (m: Measured, base: Measured | undefined) => (base ? (perCore(m, inputRecords) / perCore(base, inputRecords)).toFixed(2) : 'n/a');
   const eoOverhead = (system: 'Sluice' | 'Flink') => {
-    const [eo, alo] = [throughput.get(`${system} EXACTLY_ONCE`), throughput.get(`${system} AT_LEAST_ONCE`)];
-    return eo && alo ? (perCore(eo, inputRecords) / perCore(alo, inputRecords)).toFixed(2) : 'n/a';
+    const eo = throughput.get(`${system} EXACTLY_ONCE`);
+    return eo ? ratio(eo, throughput.get(`${system} AT_LEAST_ONCE`)) : 'n/a';
   };
   const rows = [...throughput].map(
     ([name, m]) =>

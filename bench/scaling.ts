@@ -3,6 +3,7 @@
 // total state size (bench/state-size.ts, one process per size).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { parseResult } from './child-io.js';
 import type { StateSizeConfig, StateSizeResult } from './state-size.js';
 
 export interface CurvePoint {
@@ -17,9 +18,9 @@ export async function measureStateSize(config: StateSizeConfig): Promise<StateSi
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/state-size.ts', JSON.stringify(config)], {
     maxBuffer: 64 * 1024 * 1024,
   });
-  const line = stdout.split('\n').find((l) => l.startsWith('RESULT '));
-  if (!line) throw new Error(`bench/state-size.ts printed no result for ${config.keys} keys:\n${stdout.slice(-2_000)}`);
-  return JSON.parse(line.slice(7)) as StateSizeResult;
+  const result = parseResult(stdout) as StateSizeResult | undefined;
+  if (!result) throw new Error(`bench/state-size.ts printed no result for ${config.keys} keys:\n${stdout.slice(-2_000)}`);
+  return result;
 }
 
 export function median(values: readonly number[]): number {

@@ -24,6 +24,7 @@ import { checkpointManifestKey, readManifest } from '../lib/snapshot/checkpoint-
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
 import { LambdaDriver } from '../lib/testing/index.js';
+import { printResult, readJsonArgument } from './child-io.js';
 import { benchTopic } from './orders.js';
 
 export interface StateSizeConfig {
@@ -131,16 +132,18 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
   };
 
   const seeding = Date.now();
+  let seeded = 0;
   for (let from = 0; from < config.keys; from += SEED_KEYS_PER_CHECKPOINT) {
     await send(Array.from({ length: Math.min(SEED_KEYS_PER_CHECKPOINT, config.keys - from) }, (_, i) => from + i));
     await driver.drain(SEED_BATCH);
-    await driver.checkpoint();
+    seeded = await driver.checkpoint();
   }
   const seedS = (Date.now() - seeding) / 1_000;
   const snapshots = runtime.snapshots;
   if (!snapshots) throw new Error('the state-size benchmark needs the snapshot store');
   const stateObjects = async (checkpoint: number) =>
     new Map(((await readManifest(snapshots, checkpointManifestKey(checkpoint)))?.shards ?? []).map((shard) => [shard.partition, shard.state.length]));
+  let objectsBefore = await stateObjects(seeded);
 
   let random = 12345;
   const nextCustomer = () => {
@@ -165,8 +168,9 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
     for (const [operation, count] of Object.entries(runtime.requests.snapshot())) {
       requestsPerCheckpoint[operation] = (requestsPerCheckpoint[operation] ?? 0) + (count - (before[operation] ?? 0)) / config.checkpoints;
     }
-    const [objectsBefore, objectsAfter] = [await stateObjects(checkpoint - 1), await stateObjects(checkpoint)];
+    const objectsAfter = await stateObjects(checkpoint);
     if ([...objectsAfter].some(([partition, n]) => n === 1 && (objectsBefore.get(partition) ?? 0) > 1)) wholeStateMerges.push(round + 1);
+    objectsBefore = objectsAfter;
   }
 
   await driver.close();
@@ -180,7 +184,5 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
   return { keys: config.keys, changed: config.changed, seedS, checkpointMs, wholeStateMerges, batchMs, requestsPerCheckpoint };
 }
 
-const text = process.argv[2];
-if (!text) throw new Error('usage: state-size.ts <config JSON>');
-process.stdout.write(`RESULT ${JSON.stringify(await main(JSON.parse(text) as StateSizeConfig))}\n`);
+printResult(await main(readJsonArgument('state-size.ts <config JSON>') as StateSizeConfig));
 process.exit(0);

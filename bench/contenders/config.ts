@@ -1,4 +1,6 @@
 // What bench/run.ts hands each contender (as JSON in argv[2]), and what it prints back.
+import { printResult, readJsonArgument } from '../child-io.js';
+
 export interface ContenderConfig {
   readonly brokers: string[];
   readonly input: string;
@@ -27,9 +29,7 @@ export interface ContenderResult {
 }
 
 export function readConfig(): ContenderConfig {
-  const text = process.argv[2];
-  if (!text) throw new Error('usage: <contender> <config JSON>');
-  return JSON.parse(text) as ContenderConfig;
+  return readJsonArgument('<contender> <config JSON>') as ContenderConfig;
 }
 
 /** Tells the bench that the contender reads its input now (the paced input starts then). */
@@ -38,5 +38,5 @@ export function ready(): void {
 }
 
 export function report(result: ContenderResult): void {
-  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+  printResult(result);
 }
