@@ -21,5 +21,14 @@ export {
   type OpenTransaction,
   type TransactionalWriterOptions,
 } from './transactional-writer.js';
-export { createRecordWriter, type RecordWriter } from './writer.js';
+export { createRecordWriter, type NonTransactionalGuarantee, type RecordWriter } from './writer.js';
 export type { KafkaAuthentication } from './authentication.js';
+export {
+  connectKafka,
+  type CommittedReader,
+  type KafkaClients,
+  type TopicAdmin,
+  type TransactionCommitter,
+  type TransactionOptions,
+  type TransactionWriter,
+} from './clients.js';

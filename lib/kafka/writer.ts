@@ -13,9 +13,9 @@ export interface RecordWriter {
   close(): Promise<void>;
 }
 
-type NonTransactional = Exclude<DeliveryGuarantee, typeof DeliveryGuarantee.EXACTLY_ONCE>;
+export type NonTransactionalGuarantee = Exclude<DeliveryGuarantee, typeof DeliveryGuarantee.EXACTLY_ONCE>;
 
-const ACKS: Record<NonTransactional, number> = { NONE: 0, AT_LEAST_ONCE: -1 };
+const ACKS: Record<NonTransactionalGuarantee, number> = { NONE: 0, AT_LEAST_ONCE: -1 };
 
 class ProducerWriter implements RecordWriter {
   private readonly producer: Producer;
@@ -24,7 +24,7 @@ class ProducerWriter implements RecordWriter {
   private failure: Error | undefined;
 
   constructor(
-    private readonly guarantee: NonTransactional,
+    private readonly guarantee: NonTransactionalGuarantee,
     options: KafkaConnectionOptions,
   ) {
     const idempotent = guarantee === DeliveryGuarantee.AT_LEAST_ONCE;
@@ -78,6 +78,6 @@ class ProducerWriter implements RecordWriter {
  * (idempotent producer, acks=all; `flush` resolves only once every record is acknowledged).
  * EXACTLY_ONCE uses {@link TransactionalWriter} instead.
  */
-export function createRecordWriter(guarantee: NonTransactional, options: KafkaConnectionOptions): RecordWriter {
+export function createRecordWriter(guarantee: NonTransactionalGuarantee, options: KafkaConnectionOptions): RecordWriter {
   return new ProducerWriter(guarantee, options);
 }

@@ -1,5 +1,4 @@
-import { KafkaAdmin } from '../kafka/admin.js';
-import type { KafkaCommitter } from '../kafka/committer.js';
+import type { TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
 import { TransactionLostError } from '../kafka/errors.js';
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore } from '../state/coordinator-store.js';
@@ -24,7 +23,7 @@ export interface ShardTarget {
 }
 
 /** Every shard of every stage, from the input topics' partition counts. */
-export async function listShards(plan: Plan, admin: KafkaAdmin): Promise<ShardTarget[]> {
+export async function listShards(plan: Plan, admin: TopicAdmin): Promise<ShardTarget[]> {
   const targets: ShardTarget[] = [];
   for (const stage of plan.stages) {
     const { input } = stage;
@@ -186,7 +185,7 @@ export interface CommitFunctionOptions {
   readonly plan: Plan;
   readonly store: ShardStore;
   readonly coordinator: CoordinatorStore;
-  readonly committer: KafkaCommitter;
+  readonly committer: TransactionCommitter;
   readonly shards: readonly ShardTarget[];
   /** With the snapshot store, a lost transaction's shard is rolled back and replays; without, the loss is raised. */
   readonly snapshots?: SnapshotStore;

@@ -1,14 +1,10 @@
 import type { KafkaSink } from '../api/sink.js';
-import { KafkaAdmin } from '../kafka/admin.js';
-import { ClusterConnection, type KafkaConnectionOptions } from '../kafka/connection.js';
+import type { KafkaClients } from '../kafka/clients.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 import { TransactionLostError } from '../kafka/errors.js';
-import { KafkaCommitter } from '../kafka/committer.js';
-import { CommittedRangeReader } from '../kafka/range-reader.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
-import { TransactionalWriter } from '../kafka/transactional-writer.js';
-import { createRecordWriter, type RecordWriter } from '../kafka/writer.js';
+import type { RecordWriter } from '../kafka/writer.js';
 import type { RequestCounter, RequestCounts } from '../aws/request-metrics.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
@@ -61,7 +57,8 @@ export interface ProcessorOptions {
   readonly plan: Plan;
   readonly store: ShardStore;
   readonly coordinator: CoordinatorStore;
-  readonly kafka: KafkaConnectionOptions;
+  /** The caller's Kafka clients: the processor neither opens nor closes them. */
+  readonly kafka: KafkaClients;
   /**
    * Where each invocation writes what it changed, for checkpoints' snapshots. Without it,
    * checkpoints commit transactions but keep no snapshot: no restore, no rollback.
@@ -128,21 +125,12 @@ export function runtimeProgressOf(progress: unknown): RuntimeProgress {
  * the checkpoint acknowledgement, all made durable by the shard's single commit.
  */
 export class Processor {
-  private readonly admin: KafkaAdmin;
-  private readonly reader: CommittedRangeReader;
-  private readonly committer: KafkaCommitter;
-  /** Shared by the invocation's transactional writers: connecting once per container, not per transaction. */
-  private readonly connection: ClusterConnection;
   /** NONE and AT_LEAST_ONCE producers, kept connected across invocations. */
   private readonly writers = new Map<DeliveryGuarantee, RecordWriter>();
   private readonly clock: () => number;
   private readonly poolSize: number;
 
   constructor(private readonly options: ProcessorOptions) {
-    this.admin = new KafkaAdmin(options.kafka);
-    this.reader = new CommittedRangeReader(options.kafka);
-    this.committer = new KafkaCommitter(options.kafka);
-    this.connection = new ClusterConnection(options.kafka);
     this.clock = options.clock ?? Date.now;
     this.poolSize = options.transactionPoolSize ?? DEFAULT_POOL_SIZE;
   }
@@ -169,14 +157,14 @@ export class Processor {
       shard,
       records,
       clock: this.clock,
-      readGap: (from, to) => this.reader.read({ topic, partition, from, to }),
+      readGap: (from, to) => this.options.kafka.reader.read({ topic, partition, from, to }),
       startingOffset: () => this.startingOffset(stage, topic, partition),
       ...(input.kind === 'repartition'
         ? { inputWatermark: Math.min(...input.upstream.map((id) => checkpoints.committedWatermarks[id] ?? Number.MIN_SAFE_INTEGER)) }
         : {}),
-      ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.reader.read({ topic, partition, from, to }) } : {}),
+      ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.options.kafka.reader.read({ topic, partition, from, to }) } : {}),
       readBehind: async (from: number) => {
-        const { records } = await this.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS);
+        const { records } = await this.options.kafka.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS);
         return { records, more: records.length === MAX_CATCH_UP_RECORDS };
       },
     });
@@ -234,7 +222,7 @@ export class Processor {
     } catch (error) {
       // Fenced by a newer invocation: nothing records this transaction, so abort it now rather
       // than leave it holding back read_committed readers until its timeout.
-      if (transaction && error instanceof ShardFencedError) await this.committer.abort(transaction).catch(() => undefined);
+      if (transaction && error instanceof ShardFencedError) await this.options.kafka.committer.abort(transaction).catch(() => undefined);
       throw error;
     }
     this.options.onStep?.('committed', shard);
@@ -256,7 +244,7 @@ export class Processor {
     const { input } = stage;
     if (input.kind === 'repartition') return 0;
     const { startingOffsets, groupId } = input.source.source.config;
-    return resolveStartingOffset(this.admin, startingOffsets, groupId, topic, partition);
+    return resolveStartingOffset(this.options.kafka.admin, startingOffsets, groupId, topic, partition);
   }
 
   /** Sends each output by its guarantee; returns the EXACTLY_ONCE transaction, pre-committed. */
@@ -279,7 +267,7 @@ export class Processor {
     for (const guarantee of [DeliveryGuarantee.NONE, DeliveryGuarantee.AT_LEAST_ONCE] as const) {
       const records = byGuarantee.get(guarantee);
       if (!records) continue;
-      const writer = this.writers.get(guarantee) ?? createRecordWriter(guarantee, this.options.kafka);
+      const writer = this.writers.get(guarantee) ?? this.options.kafka.recordWriter(guarantee);
       this.writers.set(guarantee, writer);
       try {
         await writer.write(records);
@@ -304,12 +292,7 @@ export class Processor {
           `for a checkpoint; let the coordinator complete one (or raise transactionPoolSize, or checkpoint more often)`,
       );
     }
-    const { writer } = await TransactionalWriter.begin({
-      ...this.options.kafka,
-      transactionalId,
-      transactionTimeoutMs: this.transactionTimeoutMs(stage),
-      connection: this.connection,
-    });
+    const writer = await this.options.kafka.beginTransaction({ transactionalId, transactionTimeoutMs: this.transactionTimeoutMs(stage) });
     try {
       await writer.write(transactional);
       return await writer.preCommit();
@@ -353,22 +336,14 @@ export class Processor {
     for (let failed = from; failed < epoch; failed++) {
       const transactionalId = this.transactionalId(stage, shard, failed);
       if (pending.some((p) => p.handle.transactionalId === transactionalId)) continue;
-      const { writer } = await TransactionalWriter.begin({
-        ...this.options.kafka,
-        transactionalId,
-        transactionTimeoutMs: this.transactionTimeoutMs(stage),
-        connection: this.connection,
-      });
+      const writer = await this.options.kafka.beginTransaction({ transactionalId, transactionTimeoutMs: this.transactionTimeoutMs(stage) });
       await writer.close();
     }
   }
 
+  /** Closes the producers it opened; the Kafka clients stay the caller's. */
   async close(): Promise<void> {
-    await this.committer.close();
-    await this.connection.close();
     for (const writer of this.writers.values()) await writer.close();
     this.writers.clear();
-    await this.reader.close();
-    await this.admin.close();
   }
 }

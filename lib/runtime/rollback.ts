@@ -1,4 +1,4 @@
-import type { KafkaCommitter } from '../kafka/committer.js';
+import type { TransactionCommitter } from '../kafka/clients.js';
 import type { Plan } from '../plan/plan.js';
 import {
   baseManifest,
@@ -20,7 +20,7 @@ export interface RollbackOptions {
   readonly plan: Plan;
   readonly store: ShardStore;
   readonly coordinator: CoordinatorStore;
-  readonly committer: KafkaCommitter;
+  readonly committer: TransactionCommitter;
   readonly snapshots: SnapshotStore;
 }
 

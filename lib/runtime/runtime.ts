@@ -4,8 +4,7 @@ import { requiredEnvironment } from '../aws/environment.js';
 import { RequestCounter } from '../aws/request-metrics.js';
 import { S3SnapshotStore } from '../snapshot/s3-store.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import { KafkaAdmin } from '../kafka/admin.js';
-import { KafkaCommitter } from '../kafka/committer.js';
+import { connectKafka, type KafkaClients, type TopicAdmin, type TransactionCommitter } from '../kafka/clients.js';
 import { kafkaFromEnvironment, type KafkaConnectionOptions } from '../kafka/connection.js';
 import type { Plan } from '../plan/plan.js';
 import { planPipeline } from '../plan/planner.js';
@@ -63,8 +62,9 @@ export class PipelineRuntime {
   /** Every DynamoDB and S3 request of this runtime, by operation. */
   readonly requests = new RequestCounter();
   readonly processor: Processor;
-  readonly committer: KafkaCommitter;
-  readonly admin: KafkaAdmin;
+  readonly kafka: KafkaClients;
+  readonly committer: TransactionCommitter;
+  readonly admin: TopicAdmin;
   private shardList: Promise<ShardTarget[]> | undefined;
 
   constructor(
@@ -82,17 +82,18 @@ export class PipelineRuntime {
       this.requests.attach(s3, 'S3');
       this.snapshots = new S3SnapshotStore(s3, config.snapshotBucket, `${this.plan.pipeline}/`);
     }
+    this.kafka = connectKafka(config.kafka);
+    this.committer = this.kafka.committer;
+    this.admin = this.kafka.admin;
     this.processor = new Processor({
       plan: this.plan,
       store: this.store,
       coordinator: this.coordinator,
-      kafka: config.kafka,
+      kafka: this.kafka,
       requests: this.requests,
       ...(this.snapshots ? { snapshots: this.snapshots } : {}),
       ...processorOptions,
     });
-    this.committer = new KafkaCommitter(config.kafka);
-    this.admin = new KafkaAdmin(config.kafka);
   }
 
   /** Every shard of the pipeline, read from the brokers once per process. */
@@ -123,7 +124,6 @@ export class PipelineRuntime {
 
   async close(): Promise<void> {
     await this.processor.close();
-    await this.committer.close();
-    await this.admin.close();
+    await this.kafka.close();
   }
 }

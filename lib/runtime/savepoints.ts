@@ -1,4 +1,4 @@
-import type { KafkaCommitter } from '../kafka/committer.js';
+import type { TransactionCommitter } from '../kafka/clients.js';
 import { partitionForKey } from '../kafka/partitioning.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import {
@@ -78,7 +78,7 @@ export interface RestoreOptions {
   readonly plan: Plan;
   readonly store: ShardStore;
   readonly coordinator: CoordinatorStore;
-  readonly committer: KafkaCommitter;
+  readonly committer: TransactionCommitter;
   readonly snapshots: SnapshotStore;
   /** Every shard of the pipeline as it is now: its partition counts may differ from the snapshot's. */
   readonly shards: readonly ShardTarget[];

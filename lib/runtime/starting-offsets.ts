@@ -1,12 +1,12 @@
 import type { OffsetsInitializer } from '../api/source.js';
-import type { KafkaAdmin } from '../kafka/admin.js';
+import type { TopicAdmin } from '../kafka/clients.js';
 
 /**
  * Where a shard that has never committed starts reading, per its source's
  * OffsetsInitializer — as Flink's KafkaSource resolves it on a fresh start.
  */
 export async function resolveStartingOffset(
-  admin: KafkaAdmin,
+  admin: TopicAdmin,
   initializer: OffsetsInitializer,
   groupId: string,
   topic: string,

@@ -2,13 +2,13 @@
 // runner (`npm run chaos`): produce generated orders, play Lambda's part with crashes at every
 // step boundary, redeliveries and cut batches, run coordinator and commit function now and
 // then, and compare the read_committed output with a plain computation. No vitest here.
-import { minutes, seconds, TumblingEventTimeWindows } from '../../lib/api/index.js';
+import { seconds } from '../../lib/api/index.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createDocumentClient, createS3Client, type AwsClientOptions } from '../../lib/aws/clients.js';
 import { listCheckpoints } from '../../lib/snapshot/checkpoint-state.js';
 import { ensureBucket, S3SnapshotStore } from '../../lib/snapshot/s3-store.js';
-import { CommittedRangeReader, createRecordWriter, KafkaCommitter, type KafkaAdmin, type KafkaRecord } from '../../lib/kafka/index.js';
+import { connectKafka, createRecordWriter, type KafkaAdmin, type KafkaRecord } from '../../lib/kafka/index.js';
 import { planPipeline } from '../../lib/plan/planner.js';
 import { commitCompletedCheckpoints, listShards, runCoordinator, type ShardTarget } from '../../lib/runtime/coordinator.js';
 import { Processor, type ProcessorStep } from '../../lib/runtime/processor.js';
@@ -16,12 +16,13 @@ import { DynamoCoordinatorStore } from '../../lib/state/coordinator-store.js';
 import { DynamoShardStore, ensureStateTable } from '../../lib/state/dynamodb-shard-store.js';
 import { ShardFencedError } from '../../lib/state/shard-store.js';
 import { consumeTopic, uniqueName } from './kafka-io.js';
-import { closingOrders, expectedTotals, generateOrders, seededRandom, type GeneratedOrder } from './orders.js';
-import { orderTotalsPipeline, type OrderTotalsOptions, type Total } from './pipelines.js';
+import { compareOutput, expectedOutput, SCHEDULE_KINDS, type ScheduleKind } from './order-totals-kinds.js';
+import { closingOrders, generateOrders, seededRandom } from './orders.js';
+import { orderTotalsPipeline, type Total } from './pipelines.js';
+
+export type { ScheduleKind } from './order-totals-kinds.js';
 
 const PARTITIONS = 3;
-
-export type ScheduleKind = 'one-stage' | 'two-stage';
 
 export interface ScheduleEnvironment {
   readonly brokers: readonly string[];
@@ -96,43 +97,6 @@ function injectFaults(
   );
 }
 
-const SCHEDULES: Record<ScheduleKind, { window: number; rest: OrderTotalsOptions['rest'] }> = {
-  'one-stage': { window: minutes(5), rest: (totals) => totals },
-  'two-stage': {
-    window: minutes(1),
-    // A keyBy on a new key: a repartition topic and a second stage finding each minute's top category.
-    rest: (totals) => totals.keyBy((total) => total.windowStart).window(TumblingEventTimeWindows.of(minutes(1))).maxBy('amount'),
-  },
-};
-
-/** What the pipeline must write, by `category@windowStart` (one-stage) or `@windowStart` (two-stage). */
-function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrder[]): Map<string, number> {
-  const totals = expectedTotals(orders, SCHEDULES[kind].window);
-  if (kind === 'one-stage') return totals;
-  const top = new Map<string, number>();
-  for (const [key, amount] of totals) {
-    const minute = `@${key.split('@')[1] ?? ''}`;
-    top.set(minute, Math.max(top.get(minute) ?? 0, amount));
-  }
-  return top;
-}
-
-function compare(kind: ScheduleKind, written: readonly Total[], expected: Map<string, number>): string[] {
-  const problems: string[] = [];
-  const actual = new Map<string, number>();
-  for (const total of written) {
-    const key = kind === 'one-stage' ? `${total.category}@${total.windowStart}` : `@${total.windowStart}`;
-    if (actual.has(key)) problems.push(`${key} written twice`);
-    actual.set(key, total.amount);
-  }
-  for (const [key, amount] of expected) {
-    if (!actual.has(key)) problems.push(`${key} missing (expected ${amount})`);
-    else if (actual.get(key) !== amount) problems.push(`${key} is ${actual.get(key)}, expected ${amount}`);
-  }
-  for (const key of actual.keys()) if (!expected.has(key)) problems.push(`${key} not expected`);
-  return problems;
-}
-
 export async function runSchedule(
   environment: ScheduleEnvironment,
   kind: ScheduleKind,
@@ -161,7 +125,7 @@ export async function runSchedule(
   await producer.flush();
   await producer.close();
 
-  const plan = planPipeline(orderTotalsPipeline({ name, input, brokers, ...SCHEDULES[kind] }));
+  const plan = planPipeline(orderTotalsPipeline({ name, input, brokers, ...SCHEDULE_KINDS[kind] }));
   const client = createDocumentClient({ ...environment.dynamo, maxAttempts: 10 });
   await ensureStateTable(client, name);
   const dynamoFaults = { throttled: 0, ambiguous: 0 };
@@ -182,10 +146,9 @@ export async function runSchedule(
       throw new Crash(step);
     }
   };
-  const kafka = { brokers };
+  const kafka = connectKafka({ brokers });
   const processor = new Processor({ plan, store, coordinator, kafka, clock, onStep, snapshots });
-  const committer = new KafkaCommitter(kafka);
-  const reader = new CommittedRangeReader(kafka);
+  const { committer, reader } = kafka;
   const shards = await listShards(plan, admin);
 
   const retriedErrors: Record<string, number> = {};
@@ -263,8 +226,7 @@ export async function runSchedule(
     }
   } finally {
     await processor.close();
-    await committer.close();
-    await reader.close();
+    await kafka.close();
   }
   const expected = expectedOutput(kind, orders);
   const consumed = await consumeTopic(`${name}-out`, { brokers, expected: expected.size });
@@ -273,7 +235,7 @@ export async function runSchedule(
     seed,
     kind,
     stages: plan.stages.length,
-    problems: compare(kind, written, expected),
+    problems: compareOutput(kind, written, expected),
     crashes,
     redelivered,
     cut,

@@ -1,0 +1,45 @@
+// The shapes of the order-totals pipeline that fault schedules and the simulation run, with
+// what each must write, computed by plain loops.
+import { minutes, TumblingEventTimeWindows } from '../../lib/api/index.js';
+import { expectedTotals, type GeneratedOrder } from './orders.js';
+import type { OrderTotalsOptions, Total } from './pipelines.js';
+
+export type ScheduleKind = 'one-stage' | 'two-stage';
+
+export const SCHEDULE_KINDS: Record<ScheduleKind, { window: number; rest: OrderTotalsOptions['rest'] }> = {
+  'one-stage': { window: minutes(5), rest: (totals) => totals },
+  'two-stage': {
+    window: minutes(1),
+    // A keyBy on a new key: a repartition topic and a second stage finding each minute's top category.
+    rest: (totals) => totals.keyBy((total) => total.windowStart).window(TumblingEventTimeWindows.of(minutes(1))).maxBy('amount'),
+  },
+};
+
+/** What the pipeline must write, by `category@windowStart` (one-stage) or `@windowStart` (two-stage). */
+export function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrder[]): Map<string, number> {
+  const totals = expectedTotals(orders, SCHEDULE_KINDS[kind].window);
+  if (kind === 'one-stage') return totals;
+  const top = new Map<string, number>();
+  for (const [key, amount] of totals) {
+    const minute = `@${key.split('@')[1] ?? ''}`;
+    top.set(minute, Math.max(top.get(minute) ?? 0, amount));
+  }
+  return top;
+}
+
+/** Every difference between what was written and what was expected: each result exactly once, with its amount. */
+export function compareOutput(kind: ScheduleKind, written: readonly Total[], expected: Map<string, number>): string[] {
+  const problems: string[] = [];
+  const actual = new Map<string, number>();
+  for (const total of written) {
+    const key = kind === 'one-stage' ? `${total.category}@${total.windowStart}` : `@${total.windowStart}`;
+    if (actual.has(key)) problems.push(`${key} written twice`);
+    actual.set(key, total.amount);
+  }
+  for (const [key, amount] of expected) {
+    if (!actual.has(key)) problems.push(`${key} missing (expected ${amount})`);
+    else if (actual.get(key) !== amount) problems.push(`${key} is ${actual.get(key)}, expected ${amount}`);
+  }
+  for (const key of actual.keys()) if (!expected.has(key)) problems.push(`${key} not expected`);
+  return problems;
+}
