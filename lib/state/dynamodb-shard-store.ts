@@ -60,15 +60,9 @@ export class DynamoShardStore extends ItemShardStore {
     };
   }
 
-  protected async putRecordIf(shard: ShardRef, record: ShardRecord, { epoch, uncommitted }: RecordCondition): Promise<boolean> {
+  protected async putRecordIf(shard: ShardRef, record: ShardRecord, recordCondition: RecordCondition): Promise<boolean> {
     this.requests.recordWrites++;
-    const condition =
-      epoch === undefined
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : {
-            ConditionExpression: uncommitted ? 'epoch = :epoch AND committedEpoch < :epoch' : 'epoch = :epoch',
-            ExpressionAttributeValues: { ':epoch': epoch },
-          };
+    const condition = conditionExpression(recordCondition);
     return this.conditional(
       new PutCommand({
         TableName: this.tableName,
@@ -204,5 +198,19 @@ export async function ensureStateTable(client: DynamoDBDocumentClient, tableName
     if (Table?.TableStatus === 'ACTIVE') return;
     if (Date.now() > deadline) throw new Error(`DynamoDB table ${tableName} is still ${Table?.TableStatus ?? 'missing'} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function conditionExpression(condition: RecordCondition) {
+  switch (condition.kind) {
+    case 'absent':
+      return { ConditionExpression: 'attribute_not_exists(pk)' };
+    case 'unchanged':
+      return {
+        ConditionExpression: 'epoch = :epoch AND committedEpoch = :committedEpoch',
+        ExpressionAttributeValues: { ':epoch': condition.epoch, ':committedEpoch': condition.committedEpoch },
+      };
+    case 'uncommitted':
+      return { ConditionExpression: 'epoch = :epoch AND committedEpoch < :epoch', ExpressionAttributeValues: { ':epoch': condition.epoch } };
   }
 }

@@ -1,5 +1,5 @@
 import type { KeyRef } from './keys.js';
-import { ItemShardStore, type KeyItem, type RecordCondition, type ShardRecord, type ShardRef } from './shard-store.js';
+import { ItemShardStore, meetsCondition, type KeyItem, type RecordCondition, type ShardRecord, type ShardRef } from './shard-store.js';
 
 function shardId({ stage, shard }: ShardRef): string {
   return `${stage}\u0000${shard}`;
@@ -15,11 +15,9 @@ export class MemoryShardStore extends ItemShardStore {
     return Promise.resolve(structuredClone(this.records.get(shardId(shard))));
   }
 
-  protected putRecordIf(shard: ShardRef, record: ShardRecord, { epoch, uncommitted }: RecordCondition): Promise<boolean> {
+  protected putRecordIf(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean> {
     this.requests.recordWrites++;
-    const current = this.records.get(shardId(shard));
-    const matches =
-      epoch === undefined ? current === undefined : current?.epoch === epoch && (!uncommitted || current.committedEpoch < epoch);
+    const matches = meetsCondition(this.records.get(shardId(shard)), condition);
     if (matches) this.records.set(shardId(shard), structuredClone(record));
     return Promise.resolve(matches);
   }

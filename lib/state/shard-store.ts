@@ -126,9 +126,26 @@ export interface ShardRecord {
   readonly progress: unknown;
 }
 
-export interface RecordCondition {
-  readonly epoch: number | undefined;
-  readonly uncommitted: boolean;
+/**
+ * When a record write may land: a claim needs the record exactly as it read it — epoch and
+ * committed epoch, since a commit changes only the latter — and a commit needs its epoch to
+ * be the newest and not yet committed.
+ */
+export type RecordCondition =
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'unchanged'; readonly epoch: number; readonly committedEpoch: number }
+  | { readonly kind: 'uncommitted'; readonly epoch: number };
+
+/** Whether `current` meets `condition` (the in-memory twin's version of DynamoDB's condition expression). */
+export function meetsCondition(current: ShardRecord | undefined, condition: RecordCondition): boolean {
+  switch (condition.kind) {
+    case 'absent':
+      return current === undefined;
+    case 'unchanged':
+      return current?.epoch === condition.epoch && current.committedEpoch === condition.committedEpoch;
+    case 'uncommitted':
+      return current?.epoch === condition.epoch && current.committedEpoch < condition.epoch;
+  }
 }
 
 /** Requests a store made, for the cost metrics (DynamoDB requests are the bill). */
@@ -152,10 +169,7 @@ export abstract class ItemShardStore implements ShardStore {
   readonly requests: StoreRequestCounts = { recordReads: 0, recordWrites: 0, itemReadRequests: 0, itemsRead: 0, itemWrites: 0 };
 
   protected abstract getRecord(shard: ShardRef): Promise<ShardRecord | undefined>;
-  /**
-   * Replaces the record if its epoch is still `condition.epoch` (undefined: if there is no
-   * record) and, with `uncommitted`, that epoch has not committed yet.
-   */
+  /** Replaces the record if it meets `condition`. */
   protected abstract putRecordIf(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean>;
   protected abstract getItems(shard: ShardRef, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>>;
   /** Writes the item if the stored one's `curEpoch` is still `expectedCurEpoch` (undefined: if there is none). */
@@ -171,7 +185,10 @@ export abstract class ItemShardStore implements ShardStore {
       const abortedEpochs =
         record && previousEpoch > committedEpoch ? withAborted(record.abortedEpochs, previousEpoch) : (record?.abortedEpochs ?? []);
       const next: ShardRecord = { epoch: previousEpoch + 1, committedEpoch, abortedEpochs, progress: record?.progress };
-      if (await this.putRecordIf(shard, next, { epoch: record?.epoch, uncommitted: false })) {
+      const condition: RecordCondition = record
+        ? { kind: 'unchanged', epoch: record.epoch, committedEpoch: record.committedEpoch }
+        : { kind: 'absent' };
+      if (await this.putRecordIf(shard, next, condition)) {
         return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress };
       }
     }
@@ -228,7 +245,7 @@ export abstract class ItemShardStore implements ShardStore {
       abortedEpochs: claim.abortedEpochs,
       progress,
     };
-    if (await this.putRecordIf(claim.shard, record, { epoch: claim.epoch, uncommitted: true })) return;
+    if (await this.putRecordIf(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch })) return;
     // The condition failed: either a newer claim fenced this one, or this very commit landed
     // and a retry of an ambiguous failure (a timeout, a 5xx) found it done.
     const current = await this.getRecord(claim.shard);
