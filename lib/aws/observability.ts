@@ -35,7 +35,19 @@ export class Observability {
     this.metrics.addMetric('DynamoDBRequests', MetricUnit.Count, sum((r) => total(r.requests, 'DynamoDB')));
     this.metrics.addMetric('S3Requests', MetricUnit.Count, sum((r) => total(r.requests, 'S3')));
     this.metrics.addMetric('TransactionsPrecommitted', MetricUnit.Count, sum((r) => (r.transaction ? 1 : 0)));
+    this.metrics.addMetric('ShardsRolledBack', MetricUnit.Count, sum((r) => (r.rollback ? 1 : 0)));
     this.metrics.publishStoredMetrics();
+    for (const { rollback } of reports) {
+      if (!rollback) continue;
+      this.logger.warn('Rolled the shard back to before its lost transaction; it replays from there', {
+        shard: `${rollback.shard.stage}/${rollback.shard.shard}`,
+        checkpoint: rollback.checkpoint,
+        epoch: rollback.epoch,
+        offset: rollback.offset,
+        keysRestored: rollback.keysRestored,
+        transactionsAborted: rollback.transactionsAborted,
+      });
+    }
     this.logger.info('Processed batch', {
       stage,
       durationMs,
@@ -65,19 +77,17 @@ export class Observability {
     this.logger.info(`Coordinator: ${result.outcome}`, { ...result });
   }
 
-  /** One commit function run: transactions committed, and lost ones with the rollback they caused. */
+  /** One commit function run: transactions committed, and lost ones with the rollback they requested. */
   commit(report: CommitReport): void {
     this.metrics.addMetric('TransactionsCommitted', MetricUnit.Count, report.transactions);
     this.metrics.addMetric('TransactionsLost', MetricUnit.Count, report.rollbacks.length);
     this.metrics.publishStoredMetrics();
     for (const rollback of report.rollbacks) {
-      this.logger.error('A transaction was lost; its shard was rolled back and replays', {
-        shard: `${rollback.shard.stage}/${rollback.shard.shard}`,
+      this.logger.error("A transaction was lost; the shard's next invocation rolls it back and replays", {
+        shard: `${rollback.stageId} ${rollback.topic}/${rollback.partition}`,
         checkpoint: rollback.checkpoint,
         epoch: rollback.epoch,
-        offset: rollback.offset,
-        keysRestored: rollback.keysRestored,
-        transactionsAborted: rollback.transactionsAborted,
+        reason: rollback.reason,
       });
     }
     this.logger.info('Committed checkpoint', { checkpoint: report.checkpoint, transactions: report.transactions });

@@ -1,7 +1,7 @@
 import type { TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
 import { TransactionLostError } from '../kafka/errors.js';
 import type { Plan } from '../plan/plan.js';
-import type { CoordinatorRecord, CoordinatorStore } from '../state/coordinator-store.js';
+import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import type { ShardRef, ShardStore } from '../state/shard-store.js';
 import {
   baseManifest,
@@ -12,7 +12,7 @@ import {
   type ManifestShard,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import { rollBackLostTransaction, type Rollback } from './rollback.js';
+import { markedCommitted, pendingRollback, requestRollback, rollbacksPending } from './rollback.js';
 import { runtimeProgressOf, shardOf, type RuntimeProgress } from './processor.js';
 
 /** One shard of the pipeline: a partition of a stage's input topic. */
@@ -110,13 +110,24 @@ async function writeCheckpointManifest(
   });
 }
 
-/** Each stage's watermark at the checkpoint: the minimum over its shards' acknowledged watermarks. */
-function stageWatermarks(progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>): Record<string, number> {
-  const watermarks: Record<string, number> = {};
+/**
+ * Each stage's watermark at the checkpoint: the minimum over its shards' acknowledged
+ * watermarks, leaving out idle shards (as Flink leaves out idle splits). A stage whose shards
+ * are all idle passes on the highest watermark they reached, never going back.
+ */
+function stageWatermarks(progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>, before: CoordinatorRecord): Record<string, number> {
+  const active = new Map<string, number>();
+  const idle = new Map<string, number>();
   for (const [target, shardProgress] of progress) {
     const watermark = shardProgress?.acknowledgedWatermark ?? Number.MIN_SAFE_INTEGER;
-    watermarks[target.stageId] = Math.min(watermarks[target.stageId] ?? Number.MAX_SAFE_INTEGER, watermark);
+    if (shardProgress?.acknowledgedIdle === true) idle.set(target.stageId, Math.max(idle.get(target.stageId) ?? Number.MIN_SAFE_INTEGER, watermark));
+    else active.set(target.stageId, Math.min(active.get(target.stageId) ?? Number.MAX_SAFE_INTEGER, watermark));
   }
+  const watermarks: Record<string, number> = {};
+  for (const [stageId, watermark] of idle) {
+    watermarks[stageId] = Math.max(before.completedWatermarks[stageId] ?? Number.MIN_SAFE_INTEGER, watermark);
+  }
+  for (const [stageId, watermark] of active) watermarks[stageId] = watermark;
   return watermarks;
 }
 
@@ -137,19 +148,28 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
     // Each shard record is read once, and read again only for shards that had to be ticked.
     const progress = new Map<ShardTarget, RuntimeProgress | undefined>();
     for (const target of options.shards) progress.set(target, await progressOf(options, target));
+    // A shard with a rollback to do is ticked too: its next invocation does it.
     const lagging = (targets: readonly ShardTarget[]) =>
-      targets.filter((target) => (progress.get(target)?.acknowledged ?? 0) < record.triggered);
+      targets.filter((target) => (progress.get(target)?.acknowledged ?? 0) < record.triggered || pendingRollback(record, target));
     const ticked = lagging(options.shards);
     for (const target of ticked) {
       await options.tick(target);
       progress.set(target, await progressOf(options, target));
     }
-    // A checkpoint completes only after its predecessor committed: a shard rolled back by the
-    // commit function must not end up in a manifest built from its state before the rollback.
-    if (lagging(ticked).length === 0 && record.committed === record.completed) {
-      const completedWatermarks = stageWatermarks(progress);
+    // A checkpoint completes only after its predecessor committed and every requested rollback
+    // is done: a rolled-back shard must not end up in a manifest built from its state before.
+    if (lagging(ticked).length === 0 && record.committed === record.completed && !rollbacksPending(record)) {
+      const completedWatermarks = stageWatermarks(progress, record);
       const { snapshots } = options;
-      if (snapshots) await writeCheckpointManifest({ ...options, snapshots }, record, progress, completedWatermarks, now);
+      if (snapshots) {
+        // The manifest's key is fixed, so a stale run must never write it from shard records read
+        // after the checkpoint moved on (committed, its deltas dropped). Confirming the record
+        // unchanged after those reads makes any write of this manifest, however late it lands,
+        // one of the same cut.
+        const confirmed = await coordinator.get();
+        if (confirmed.version !== record.version) return { outcome: 'waiting', record: confirmed };
+        await writeCheckpointManifest({ ...options, snapshots }, record, progress, completedWatermarks, now);
+      }
       return save({ ...record, completed: record.triggered, completedAt: now, completedWatermarks }, 'completed');
     }
     if (now - record.triggeredAt > plan.checkpointing.timeoutMs) {
@@ -157,6 +177,8 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
     }
     return { outcome: 'waiting', record };
   }
+  // A rollback waits for no checkpoint: the shard's invocation does it now.
+  for (const target of options.shards) if (pendingRollback(record, target)) await options.tick(target);
   const { intervalMs, minPauseMs } = plan.checkpointing;
   if (intervalMs <= 0) return { outcome: 'idle', record };
   const due = Math.max(record.triggeredAt + intervalMs, record.completedAt + minPauseMs);
@@ -194,28 +216,29 @@ export interface CommitFunctionOptions {
 export interface CommitReport {
   readonly checkpoint: number;
   readonly transactions: number;
-  /** Shards rolled back because the broker lost one of their transactions; each names its checkpoint. */
-  readonly rollbacks: readonly Rollback[];
+  /** Shards whose transaction the broker lost, each to be rolled back by its next invocation. */
+  readonly rollbacks: readonly RollbackRequest[];
 }
 
 /**
  * The commit function: commits every pending transaction covered by the latest completed
  * checkpoint, each shard's in epoch order, then records that checkpoint as committed (so
  * shards free the ids). Committing is idempotent, so a rerun or a concurrent run does no
- * harm. A lost transaction is never passed over: its shard is rolled back to just before it
- * and replays ({@link rollBackLostTransaction}), or, without a snapshot store, the loss is
- * raised as {@link CheckpointTransactionLostError}.
+ * harm. A lost transaction is never passed over: the coordinator record requests its shard's
+ * rollback ({@link requestRollback}), which the shard's own next invocation does, or, without
+ * a snapshot store, the loss is raised as {@link CheckpointTransactionLostError}. A stale run
+ * that finds a transaction fenced after its checkpoint was committed does nothing: another run
+ * settled it, and the id may have been reused since.
  */
 export async function commitCompletedCheckpoints(options: CommitFunctionOptions): Promise<CommitReport> {
   const { plan, store, coordinator, committer, snapshots } = options;
   const record = await coordinator.get();
   if (record.completed <= record.committed) return { checkpoint: record.committed, transactions: 0, rollbacks: [] };
   let transactions = 0;
-  const rollbacks: Rollback[] = [];
-  // A rolled-back stage's output below its checkpoint watermark is not all visible yet: later
-  // stages keep relying on its previous watermark until the replay is committed.
-  const rolledBackStages = new Set<string>();
+  const rollbacks: RollbackRequest[] = [];
   for (const target of options.shards) {
+    // Its rollback aborts what it has pending; the run that requested it committed everything before.
+    if (pendingRollback(record, target)) continue;
     const shard = shardRefOf(plan, target);
     const progress = runtimeProgressOf((await store.peek(shard))?.progress);
     for (const pending of progress.pending) {
@@ -227,22 +250,14 @@ export async function commitCompletedCheckpoints(options: CommitFunctionOptions)
         if (!(error instanceof TransactionLostError)) throw error;
         const lost = new CheckpointTransactionLostError(shard, pending.checkpoint, error);
         if (!snapshots) throw lost;
-        const rollback = await rollBackLostTransaction({ plan, store, coordinator, committer, snapshots }, target, shard, pending, lost);
-        if (rollback) rollbacks.push(rollback);
-        rolledBackStages.add(target.stageId);
+        const request = await requestRollback(coordinator, target, pending, lost.message);
+        if (request) rollbacks.push(request);
         break;
       }
     }
   }
   for (let current = record; current.committed < record.completed; current = await coordinator.get()) {
-    const committedWatermarks = { ...record.completedWatermarks };
-    for (const stageId of rolledBackStages) {
-      const kept = current.committedWatermarks[stageId];
-      if (kept === undefined) delete committedWatermarks[stageId];
-      else committedWatermarks[stageId] = kept;
-    }
-    const next = { ...current, committed: record.completed, committedWatermarks };
-    if (await coordinator.update(next)) break;
+    if (await coordinator.update(markedCommitted(current, record.completed))) break;
   }
   return { checkpoint: record.completed, transactions, rollbacks };
 }

@@ -7,9 +7,10 @@ import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
 import type { RequestCounter, RequestCounts } from '../aws/request-metrics.js';
 import type { Plan, Stage } from '../plan/plan.js';
-import type { CoordinatorStore } from '../state/coordinator-store.js';
-import { ShardFencedError, type ShardRef, type ShardStore } from '../state/shard-store.js';
-import { prepareShardBatch, type ShardProgress } from './shard-batch.js';
+import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
+import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
+import { finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
+import { prepareShardBatch, type InputLog, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import type { ExecutorSnapshot, StageOutputs } from './stage-executor.js';
 import { writeStateDelta } from '../snapshot/checkpoint-state.js';
@@ -44,6 +45,8 @@ export interface RuntimeProgress extends ShardProgress {
   readonly acknowledged: number;
   /** The stage watermark when the shard acknowledged it: all output below it is covered. */
   readonly acknowledgedWatermark: number;
+  /** The shard was idle when it acknowledged: its watermark does not hold its stage's back. */
+  readonly acknowledgedIdle?: boolean;
   /** State deltas not yet covered by a committed checkpoint (with a snapshot store). */
   readonly deltas: readonly PendingDelta[];
   /** The shard's position at its latest acknowledgement. */
@@ -90,11 +93,18 @@ export interface BatchReport {
   readonly acknowledged: number;
   /** AWS requests the batch made (with a request counter): by key and batch, never by record. */
   readonly requests: RequestCounts;
+  /** The invocation rolled its shard back instead of processing, as the coordinator record asked. */
+  readonly rollback?: Rollback;
 }
 
 const DEFAULT_POOL_SIZE = 64;
 /** The most a tick reads to catch a rolled-back shard up with its log. */
 const MAX_CATCH_UP_RECORDS = 10_000;
+
+/** The shard's pre-committed transactions that no committed checkpoint has covered yet. */
+function uncommittedPending(progress: unknown, committed: number): PendingTransaction[] {
+  return runtimeProgressOf(progress).pending.filter((p) => p.checkpoint > committed);
+}
 
 /** The shard of a stage's input partition. Sources may read several topics, so the topic is part of it. */
 export function shardOf(stage: Stage, topic: string, partition: number): ShardRef {
@@ -148,6 +158,8 @@ export class Processor {
     const stage = this.stage(stageId);
     const shard = shardOf(stage, topic, partition);
     const checkpoints = await coordinator.get();
+    const rollback = pendingRollback(checkpoints, { stageId, topic, partition });
+    if (rollback) return this.rollBack(shard, rollback, checkpoints, records, requestsBefore);
     const { input } = stage;
     const transactionalInput = input.kind === 'repartition' && plan.internalGuarantee === DeliveryGuarantee.EXACTLY_ONCE;
     const prepared = await prepareShardBatch({
@@ -160,9 +172,17 @@ export class Processor {
       readGap: (from, to) => this.options.kafka.reader.read({ topic, partition, from, to }),
       startingOffset: () => this.startingOffset(stage, topic, partition),
       ...(input.kind === 'repartition'
-        ? { inputWatermark: Math.min(...input.upstream.map((id) => checkpoints.committedWatermarks[id] ?? Number.MIN_SAFE_INTEGER)) }
+        ? {
+            inputWatermark: Math.min(...input.upstream.map((id) => checkpoints.committedWatermarks[id] ?? Number.MIN_SAFE_INTEGER)),
+            inputLog: this.inputLog(topic, partition),
+          }
         : {}),
       ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.options.kafka.reader.read({ topic, partition, from, to }) } : {}),
+      canWrite: (claim) =>
+        plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE ||
+        !uncommittedPending(claim.progress, checkpoints.committed).some(
+          (p) => p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
+        ),
       readBehind: async (from: number) => {
         const { records } = await this.options.kafka.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS);
         return { records, more: records.length === MAX_CATCH_UP_RECORDS };
@@ -175,7 +195,7 @@ export class Processor {
     const acknowledging = acknowledged > previous.acknowledged;
     // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
     const coveringCheckpoint = acknowledging ? acknowledged : acknowledged + 1;
-    const pending = previous.pending.filter((p) => p.checkpoint > checkpoints.committed);
+    const pending = uncommittedPending(prepared.claim.progress, checkpoints.committed);
     const deltas = previous.deltas.filter((d) => d.checkpoint > checkpoints.committed);
     const { snapshots } = this.options;
     const producesOutput = [...prepared.outputs.sinks.values(), prepared.outputs.repartitions, prepared.outputs.deadLetters].some(
@@ -192,8 +212,8 @@ export class Processor {
     }
 
     const { claim } = prepared;
-    await this.abortLingering(stage, shard, claim.committedEpoch, claim.epoch, pending);
-    const transaction = await this.writeOutputs(stage, shard, prepared.outputs, claim.epoch, pending).catch(
+    await this.abortLingering(stage, shard, claim, pending);
+    const transaction = await this.writeOutputs(stage, shard, prepared.outputs, claim.epoch).catch(
       async (error: unknown) => {
         // A newer invocation's recovery initialised this attempt's transactional id: nothing
         // records the transaction yet, so this is fencing of the attempt, not a loss.
@@ -212,6 +232,7 @@ export class Processor {
       acknowledgedWatermark: acknowledging
         ? (prepared.progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER)
         : previous.acknowledgedWatermark,
+      acknowledgedIdle: acknowledging ? prepared.idle : previous.acknowledgedIdle === true,
       deltas,
       position: acknowledging
         ? { checkpoint: acknowledged, offset: prepared.progress.offset, executor: prepared.progress.executor }
@@ -240,6 +261,51 @@ export class Processor {
     };
   }
 
+  /**
+   * Rolls the shard back as the coordinator record requests, instead of processing: the
+   * delivered records are read again from the log once it has (docs/PROTOCOL.md, "Rollback").
+   */
+  private async rollBack(
+    shard: ShardRef,
+    request: RollbackRequest,
+    checkpoints: CoordinatorRecord,
+    records: readonly KafkaRecord[],
+    requestsBefore: RequestCounts,
+  ): Promise<BatchReport> {
+    const { plan, store, coordinator, snapshots } = this.options;
+    if (!snapshots) throw new Error(`Shard ${shard.stage}/${shard.shard} must be rolled back, which needs the snapshot store: set SLUICE_SNAPSHOT_BUCKET`);
+    const rollback = await rollBackLostTransaction({ plan, store, committer: this.options.kafka.committer, snapshots }, request, checkpoints);
+    await finishRollback(coordinator, request);
+    return {
+      shard,
+      recordsIn: records.length,
+      recordsOut: 0,
+      skipped: records.length,
+      filled: 0,
+      keysRead: 0,
+      keysWritten: rollback?.keysRestored ?? 0,
+      transaction: undefined,
+      acknowledged: checkpoints.triggered,
+      requests: this.options.requests?.since(requestsBefore) ?? {},
+      ...(rollback ? { rollback } : {}),
+    };
+  }
+
+  private inputLog(topic: string, partition: number): InputLog {
+    const { admin, reader } = this.options.kafka;
+    return {
+      end: async () => {
+        const [description] = await admin.describeTopics([topic]);
+        return Number(description?.partitions.find((p) => p.partition === partition)?.high ?? 0);
+      },
+      readThrough: async (from, until) => {
+        const polled = await reader.readAvailable(topic, partition, from, 1);
+        const first = polled.records[0];
+        return first ? first.offset >= until : polled.next >= until;
+      },
+    };
+  }
+
   private async startingOffset(stage: Stage, topic: string, partition: number): Promise<number> {
     const { input } = stage;
     if (input.kind === 'repartition') return 0;
@@ -253,7 +319,6 @@ export class Processor {
     shard: ShardRef,
     outputs: StageOutputs,
     epoch: number,
-    pending: readonly PendingTransaction[],
   ): Promise<TransactionHandle | undefined> {
     const byGuarantee = new Map<DeliveryGuarantee, OutputRecord[]>();
     const add = (guarantee: DeliveryGuarantee, records: readonly OutputRecord[]) => {
@@ -283,16 +348,15 @@ export class Processor {
     if (!transactional) return undefined;
 
     const transactionalId = this.transactionalId(stage, shard, epoch);
-    // A zombie that begins a transaction after its successor aborted the lingering ones would
-    // leave it open until its timeout: check ownership last thing before beginning.
-    if ((await this.options.store.peek(shard))?.epoch !== epoch) throw new ShardFencedError(shard, epoch);
-    if (pending.some((p) => p.handle.transactionalId === transactionalId)) {
-      throw new Error(
-        `Shard ${shard.stage}/${shard.shard}: transactional id ${transactionalId} still holds a transaction that waits ` +
-          `for a checkpoint; let the coordinator complete one (or raise transactionPoolSize, or checkpoint more often)`,
-      );
-    }
     const writer = await this.options.kafka.beginTransaction({ transactionalId, transactionTimeoutMs: this.transactionTimeoutMs(stage) });
+    // Ownership is checked after the id is initialised and before anything is written: if a
+    // successor has claimed the shard since, this attempt stops with nothing open; if not, the
+    // successor's claim and its sweep of lingering transactions come after the initialisation,
+    // so whatever this attempt writes from now on is aborted by that sweep at the latest.
+    if ((await this.options.store.peek(shard))?.epoch !== epoch) {
+      await writer.close();
+      throw new ShardFencedError(shard, epoch);
+    }
     try {
       await writer.write(transactional);
       return await writer.preCommit();
@@ -321,19 +385,15 @@ export class Processor {
   }
 
   /**
-   * Step 4: aborts what the attempts since the last commit may have left open — each used the
-   * slot of its epoch, and initialising that id aborts its transaction (invariant 5).
+   * Step 5: aborts what the attempts since the last commit may have left open — each used the
+   * slot of its epoch, and initialising that id aborts its transaction (invariant 5). A
+   * zombie's transaction is covered too: it initialises its id before it checks that it still
+   * owns the shard, so its successor's claim, and this sweep, come after that initialisation.
    */
-  private async abortLingering(
-    stage: Stage,
-    shard: ShardRef,
-    committedEpoch: number,
-    epoch: number,
-    pending: readonly PendingTransaction[],
-  ): Promise<void> {
+  private async abortLingering(stage: Stage, shard: ShardRef, claim: ShardClaim, pending: readonly PendingTransaction[]): Promise<void> {
     if (this.options.plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) return;
-    const from = Math.max(committedEpoch + 1, epoch - this.poolSize + 1);
-    for (let failed = from; failed < epoch; failed++) {
+    const from = Math.max(claim.committedEpoch + 1, claim.epoch - this.poolSize + 1);
+    for (let failed = from; failed < claim.epoch; failed++) {
       const transactionalId = this.transactionalId(stage, shard, failed);
       if (pending.some((p) => p.handle.transactionalId === transactionalId)) continue;
       const writer = await this.options.kafka.beginTransaction({ transactionalId, transactionTimeoutMs: this.transactionTimeoutMs(stage) });

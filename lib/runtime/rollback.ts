@@ -10,21 +10,21 @@ import {
   type ShardPosition,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import type { CoordinatorStore } from '../state/coordinator-store.js';
+import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import type { ShardRef, ShardStore } from '../state/shard-store.js';
+import { shardRefOf } from './coordinator.js';
 import { runtimeProgressOf, type PendingTransaction, type RuntimeProgress } from './processor.js';
 import type { ExecutorSnapshot } from './stage-executor.js';
 
 export interface RollbackOptions {
   readonly plan: Plan;
   readonly store: ShardStore;
-  readonly coordinator: CoordinatorStore;
   readonly committer: TransactionCommitter;
   readonly snapshots: SnapshotStore;
 }
 
-/** What a rollback did, for the commit function's report. */
+/** What a rollback did, for the processor's report. */
 export interface Rollback {
   readonly shard: ShardRef;
   readonly checkpoint: number;
@@ -35,43 +35,110 @@ export interface Rollback {
   readonly transactionsAborted: number;
 }
 
+function sameTarget(request: RollbackRequest, target: ShardPosition): boolean {
+  return request.stageId === target.stageId && request.topic === target.topic && request.partition === target.partition;
+}
+
+/** The shard's rollback that still has to be done, if any. */
+export function pendingRollback(record: CoordinatorRecord, target: ShardPosition): RollbackRequest | undefined {
+  return record.rollbacks?.find((request) => !request.done && sameTarget(request, target));
+}
+
+/** Whether any shard still has to roll back: no checkpoint completes meanwhile. */
+export function rollbacksPending(record: CoordinatorRecord): boolean {
+  return (record.rollbacks ?? []).some((request) => !request.done);
+}
+
+/**
+ * Records that the broker lost `lost` (the commit function calls it), for the shard's own next
+ * invocation to roll back. Undefined when the checkpoint that covered it is committed already:
+ * then another run settled it — committed it before a later invocation reused its transactional
+ * id (which is why this one saw it fenced), or requested the rollback, which may be done by now.
+ */
+export async function requestRollback(
+  coordinator: CoordinatorStore,
+  target: ShardPosition,
+  lost: PendingTransaction,
+  reason: string,
+): Promise<RollbackRequest | undefined> {
+  for (;;) {
+    const current = await coordinator.get();
+    if (current.committed >= lost.checkpoint) return undefined;
+    const existing = current.rollbacks?.find((request) => sameTarget(request, target) && request.epoch === lost.epoch);
+    if (existing) return existing;
+    const request: RollbackRequest = { ...target, epoch: lost.epoch, checkpoint: lost.checkpoint, base: current.committed, reason };
+    if (await coordinator.update({ ...current, rollbacks: [...(current.rollbacks ?? []), request] })) return request;
+  }
+}
+
+/** Marks the request done, or forgets it once its checkpoint is committed (which held the stage's watermark). */
+export async function finishRollback(coordinator: CoordinatorStore, done: RollbackRequest): Promise<void> {
+  for (;;) {
+    const current = await coordinator.get();
+    const requests = current.rollbacks ?? [];
+    const rest = requests.filter((request) => !(sameTarget(request, done) && request.epoch === done.epoch));
+    if (rest.length === requests.length) return;
+    const rollbacks = current.committed >= done.checkpoint ? rest : [...rest, { ...done, done: true }];
+    if (await coordinator.update({ ...current, rollbacks })) return;
+  }
+}
+
+/**
+ * The coordinator record with `checkpoint` marked committed: each stage takes its watermark at
+ * that checkpoint, except a stage that lost a transaction the checkpoint covered, which keeps
+ * its previous one (its replayed output is not visible yet, and would reach later stages late);
+ * the requests of rollbacks that are done and covered are forgotten.
+ */
+export function markedCommitted(current: CoordinatorRecord, checkpoint: number): CoordinatorRecord {
+  const committedWatermarks = { ...current.completedWatermarks };
+  const requests = current.rollbacks ?? [];
+  for (const request of requests) {
+    if (request.checkpoint > checkpoint) continue;
+    const kept = current.committedWatermarks[request.stageId];
+    if (kept === undefined) delete committedWatermarks[request.stageId];
+    else committedWatermarks[request.stageId] = kept;
+  }
+  const rollbacks = requests.filter((request) => !(request.done === true && request.checkpoint <= checkpoint));
+  return { ...current, committed: checkpoint, committedWatermarks, rollbacks };
+}
+
 /**
  * Rolls a shard back to just before the invocation whose transaction the broker lost
  * (docs/PROTOCOL.md, "Rollback"), so that it replays that input and writes the lost output
- * again. Transactions are committed in epoch order and the first lost one stops the commit,
+ * again. The shard's own invocation does it, under its claim, when the coordinator record
+ * requests it: so a rollback never competes with the shard's deliveries and ticks for the
+ * shard. Transactions are committed in epoch order and the first lost one stops the commit,
  * so none of the shard's later transactions is visible: they are aborted, and the keys they
  * (and the lost one) changed get their values from before, read from the snapshot chain — the
- * last committed checkpoint's objects plus the deltas of the epochs before the lost one.
- * Everything happens under a claim of its own and one commit, so a crash anywhere in it
- * leaves the shard as it was, and the next commit function run rolls back again. No later
- * checkpoint can complete meanwhile (the coordinator completes one only once its predecessor
- * is committed), so no manifest is built from the shard's state before the rollback.
+ * base checkpoint's objects plus the deltas of the epochs before the lost one. A crash anywhere
+ * before the commit leaves the shard as it was, and its next invocation rolls back again. No
+ * checkpoint completes while a rollback is requested, so no manifest is built from the shard's
+ * state before the rollback. Undefined when the shard has rolled back already.
  */
 export async function rollBackLostTransaction(
   options: RollbackOptions,
-  target: ShardPosition,
-  shard: ShardRef,
-  lost: PendingTransaction,
-  cause: Error,
+  request: RollbackRequest,
+  checkpoints: CoordinatorRecord,
 ): Promise<Rollback | undefined> {
   const { plan, store, snapshots } = options;
+  const shard = shardRefOf(plan, request);
   const claim = await store.claim(shard);
   const progress = runtimeProgressOf(claim.progress);
-  // A concurrent commit function rolled it back already; this claim stays uncommitted (aborted).
-  if (!progress.pending.some((p) => p.epoch === lost.epoch)) return undefined;
-  const lostDelta = progress.deltas.find((d) => d.epoch === lost.epoch);
+  if (!progress.pending.some((p) => p.epoch === request.epoch)) {
+    // An earlier attempt committed the rollback; this claim stays uncommitted (aborted).
+    return undefined;
+  }
+  const lostDelta = progress.deltas.find((d) => d.epoch === request.epoch);
   if (!lostDelta) {
     throw new Error(
-      `Shard ${shard.stage}/${shard.shard} cannot be rolled back: no state delta records epoch ${lost.epoch} (were its ` +
-        `invocations run without a snapshot store?). Restore a checkpoint before ${lost.checkpoint} with sluice restore.`,
-      { cause },
+      `Shard ${shard.stage}/${shard.shard} cannot be rolled back: no state delta records epoch ${request.epoch} (were its ` +
+        `invocations run without a snapshot store?). Restore a checkpoint before ${request.checkpoint} with sluice restore.`,
     );
   }
-  const checkpoints = await options.coordinator.get();
-  // Deltas of committed checkpoints are in the base manifest already.
-  const before = progress.deltas.filter((d) => d.epoch < lost.epoch && d.checkpoint > checkpoints.committed);
-  const undone = progress.deltas.filter((d) => d.epoch >= lost.epoch);
-  const base = (await baseManifest(snapshots, checkpoints.committed))?.shards.find((entry) => sameShard(entry, target));
+  // Deltas of the base checkpoint and older are in its manifest already.
+  const before = progress.deltas.filter((d) => d.epoch < request.epoch && d.checkpoint > request.base);
+  const undone = progress.deltas.filter((d) => d.epoch >= request.epoch);
+  const base = (await baseManifest(snapshots, request.base))?.shards.find((entry) => sameShard(entry, request));
   const restored = await readShardState(snapshots, [...(base?.state ?? []), ...before.map((d) => d.object)], plan.maxParallelism);
 
   const changedKeys = new Map<string, KeyRef>();
@@ -99,7 +166,7 @@ export async function rollBackLostTransaction(
     executorBefore: progress.executor,
     changes,
   });
-  const abandoned = progress.pending.filter((p) => p.epoch > lost.epoch);
+  const abandoned = progress.pending.filter((p) => p.epoch > request.epoch);
   for (const { handle } of abandoned) await options.committer.abort(handle);
 
   const rolledBack: RuntimeProgress = {
@@ -108,12 +175,13 @@ export async function rollBackLostTransaction(
     executor,
     // Its trigger has moved on: ticks replay what the log holds.
     catchUp: true,
-    pending: progress.pending.filter((p) => p.epoch < lost.epoch),
+    pending: progress.pending.filter((p) => p.epoch < request.epoch),
     deltas: [...before, { epoch: claim.epoch, checkpoint: covering, object }],
     ...(inFlight
       ? {
           acknowledged: triggered,
           acknowledgedWatermark: executor?.watermark ?? Number.MIN_SAFE_INTEGER,
+          acknowledgedIdle: false,
           position: { checkpoint: triggered, offset: lostStart.offsetBefore, executor },
         }
       : {}),
@@ -121,11 +189,11 @@ export async function rollBackLostTransaction(
   await store.commit(claim, rolledBack);
   // The checkpoint's manifest shows the shard after the lost epoch, whose output is gone:
   // restore must not start from it.
-  await snapshots.put(rolledBackMarkerKey(lost.checkpoint, shard), JSON.stringify({ epoch: lost.epoch, cause: cause.message }));
+  await snapshots.put(rolledBackMarkerKey(request.checkpoint, shard), JSON.stringify({ epoch: request.epoch, cause: request.reason }));
   return {
     shard,
-    checkpoint: lost.checkpoint,
-    epoch: lost.epoch,
+    checkpoint: request.checkpoint,
+    epoch: request.epoch,
     offset: lostStart.offsetBefore,
     keysRestored: changes.length,
     transactionsAborted: abandoned.length,

@@ -3,7 +3,7 @@ import type { Plan, Stage } from '../plan/plan.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import type { ShardClaim, ShardRef, ShardStore, StateChange } from '../state/shard-store.js';
 import { BatchStateBackend } from './batch-state.js';
-import { StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
+import { emptyStageOutputs, StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
 
 /** What a shard's commit records besides its keyed state (docs/PROTOCOL.md, shard record). */
 export interface ShardProgress {
@@ -16,6 +16,11 @@ export interface ShardProgress {
    * with the trigger's own invocations for the shard.)
    */
   readonly catchUp?: boolean;
+  /**
+   * A repartition stage's input watermark that waits until the shard has read its partition
+   * up to `until`, the end offset when the watermark was offered (see {@link inputWatermarkOf}).
+   */
+  readonly heldInputWatermark?: { readonly watermark: number; readonly until: number };
 }
 
 export const INITIAL_PROGRESS: ShardProgress = { offset: null, executor: null };
@@ -53,6 +58,8 @@ export interface ShardBatchOptions {
    * as of their last committed checkpoint (whose output is all visible by now).
    */
   readonly inputWatermark?: number;
+  /** The repartition topic's partition, for applying {@link inputWatermark} only once it is safe. */
+  readonly inputLog?: InputLog;
   /**
    * Reads the delivered range again with read_committed, for input written in transactions:
    * whether Lambda's poller reads read_committed is undocumented, so its records are only a
@@ -64,6 +71,21 @@ export interface ShardBatchOptions {
    * catch up (see {@link ShardProgress.catchUp}); `more` says the log holds more than it read.
    */
   readonly readBehind?: (from: number) => Promise<{ records: KafkaRecord[]; more: boolean }>;
+  /**
+   * Whether the claim may write output. When it may not (its transactional id still holds a
+   * transaction that waits for a checkpoint), the batch processes nothing and only
+   * acknowledges, so that the checkpoint can complete and free the id; the shard catches up
+   * on its records afterwards ({@link ShardProgress.catchUp}).
+   */
+  readonly canWrite?: (claim: ShardClaim) => boolean;
+}
+
+/** What a repartition stage asks of its input partition before it lets the input watermark through. */
+export interface InputLog {
+  /** The partition's end offset now. */
+  end(): Promise<number>;
+  /** Whether, from `from`, everything committed below `until` has been read: nothing committed is left there, and no open transaction holds it back. */
+  readThrough(from: number, until: number): Promise<boolean>;
 }
 
 /** A processed batch whose keyed state is written but not yet visible: commit it after its output is safe. */
@@ -81,6 +103,39 @@ export interface PreparedBatch {
   readonly filled: number;
   readonly keysRead: number;
   readonly keysWritten: number;
+  /** Every source partition of the shard is idle ({@link StageExecutor.isIdle}). */
+  readonly idle: boolean;
+}
+
+/**
+ * The input watermark a repartition stage may apply now. The upstream stages' watermark at
+ * their last committed checkpoint covers output that is all committed — but a committed record
+ * may still be unreadable behind an open transaction of a later checkpoint, at any offset below
+ * the partition's end. So the watermark is held until the shard has read through the end
+ * offset seen when it was offered (read after the coordinator record), then applied; one is
+ * held at a time, so the shard's watermark trails its upstream's by a checkpoint or so.
+ */
+async function inputWatermarkOf(
+  options: ShardBatchOptions,
+  held: ShardProgress['heldInputWatermark'],
+  next: number | null,
+  current: number,
+): Promise<{ applied: number; held: ShardProgress['heldInputWatermark'] }> {
+  const offered = options.inputWatermark ?? Number.MIN_SAFE_INTEGER;
+  const log = options.inputLog;
+  if (!log || next === null) return { applied: offered, held };
+  let applied = Number.MIN_SAFE_INTEGER;
+  let waiting = held;
+  if (waiting && (await log.readThrough(next, waiting.until))) {
+    applied = waiting.watermark;
+    waiting = undefined;
+  }
+  if (!waiting && offered > Math.max(applied, current)) {
+    const until = await log.end();
+    if (await log.readThrough(next, until)) applied = offered;
+    else waiting = { watermark: offered, until };
+  }
+  return { applied, held: waiting };
 }
 
 /** Text JSON.parse could read as a value other than a string: an object, array, number, true, false or null. */
@@ -122,6 +177,20 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
   const claim = await store.claim(shard);
   const progress = (claim.progress as ShardProgress | undefined) ?? INITIAL_PROGRESS;
   const expected = progress.offset ?? (options.startingOffset ? await options.startingOffset() : null);
+  if (options.canWrite && !options.canWrite(claim)) {
+    return {
+      claim,
+      outputs: emptyStageOutputs(),
+      progress: { ...progress, offset: expected, catchUp: true },
+      from: expected,
+      changes: [],
+      skipped: options.records.length,
+      filled: 0,
+      keysRead: 0,
+      keysWritten: 0,
+      idle: false,
+    };
+  }
 
   let records = options.records.filter((record) => expected === null || record.offset >= expected);
   const skipped = options.records.length - records.length;
@@ -165,29 +234,39 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
   }
 
   const executor = new StageExecutor({ plan, stage, state, clock, ...(progress.executor ? { snapshot: progress.executor } : {}) });
+  // A partition that never sends a record turns idle after the idleness timeout, counted from its first invocation.
+  if (stage.input.kind === 'source') executor.assignPartitions([shard.shard]);
   executor.processRecords(records, { holdWatermark: true });
-  const watermark =
+  // Past the last delivered offset, whatever a reread returned: aborted records and
+  // transaction markers occupy offsets too.
+  const after = Math.max(delivered?.offset ?? -1, records.at(-1)?.offset ?? -1) + 1;
+  const next = after > 0 ? after : expected;
+  const input =
     stage.input.kind === 'repartition'
-      ? Math.max(executor.currentWatermark(), options.inputWatermark ?? Number.MIN_SAFE_INTEGER)
-      : executor.pendingWatermark();
+      ? await inputWatermarkOf(options, progress.heldInputWatermark, next, executor.currentWatermark())
+      : undefined;
+  const watermark = input ? Math.max(executor.currentWatermark(), input.applied) : executor.pendingWatermark();
   keysRead += await load(executor.dueTimerKeys(watermark));
   executor.processWatermark(watermark);
   executor.advanceProcessingTime();
 
   const changes = state.changes();
   await store.write(claim, changes);
-  // Past the last delivered offset, whatever a reread returned: aborted records and
-  // transaction markers occupy offsets too.
-  const after = Math.max(delivered?.offset ?? -1, records.at(-1)?.offset ?? -1) + 1;
   return {
     claim,
     outputs: executor.drainOutputs(),
-    progress: { offset: after > 0 ? after : expected, executor: executor.snapshot(), ...(catchUp ? { catchUp } : {}) },
+    progress: {
+      offset: next,
+      executor: executor.snapshot(),
+      ...(catchUp ? { catchUp } : {}),
+      ...(input?.held ? { heldInputWatermark: input.held } : {}),
+    },
     from: expected,
     changes,
     skipped,
     filled,
     keysRead,
     keysWritten: changes.length,
+    idle: executor.isIdle(),
   };
 }

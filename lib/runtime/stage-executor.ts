@@ -96,6 +96,10 @@ export function decodeRepartitionRecord(record: KafkaRecord): StreamRecord {
   return { value: decoded.v, timestamp: decoded.t ?? undefined };
 }
 
+export function emptyStageOutputs(): StageOutputs {
+  return { sinks: new Map(), repartitions: [], repartitionWatermarks: new Map(), deadLetters: [] };
+}
+
 /** A node of the running stage: receives elements and watermarks on numbered input edges. */
 interface RuntimeNode {
   readonly node: PlanNode;
@@ -126,7 +130,7 @@ export class StageExecutor {
   private currentKey: KeyRef | undefined;
   private currentRecord: KafkaRecord | undefined;
   private currentOperator = '';
-  private outputs = StageExecutor.emptyOutputs();
+  private outputs = emptyStageOutputs();
   private readonly timerQueues = new Map<string, { event: TimerQueue; processing: TimerQueue }>();
 
   constructor(private readonly options: StageExecutorOptions) {
@@ -179,10 +183,6 @@ export class StageExecutor {
       for (const timer of queues.processing.all()) if (timer.timestamp <= now) keys.set(timer.key.serialized, timer.key);
     }
     return [...keys.values()];
-  }
-
-  private static emptyOutputs(): StageOutputs {
-    return { sinks: new Map(), repartitions: [], repartitionWatermarks: new Map(), deadLetters: [] };
   }
 
   get stage(): Stage {
@@ -440,6 +440,19 @@ export class StageExecutor {
     return Math.max(this.sourceWatermark, Math.min(...active.map((p) => p.generator.currentWatermark())));
   }
 
+  /**
+   * Whether every source partition has been idle for the idleness timeout: then the stage's
+   * watermark stops holding back what comes after it, as an idle Flink split does.
+   */
+  isIdle(): boolean {
+    const input = this.inputNode();
+    if (input.node.role !== 'source') return false;
+    const idleness = input.node.transformation.watermarks.idlenessMs;
+    if (idleness === undefined) return false;
+    const now = this.options.clock();
+    return [...this.partitions.values()].every((p) => now - p.lastActive >= idleness);
+  }
+
   /** Emits the source's pending watermark (after `processRecords(..., { holdWatermark: true })`). */
   emitSourceWatermark(): void {
     this.processWatermark(this.pendingWatermark());
@@ -470,7 +483,7 @@ export class StageExecutor {
   /** Takes what the stage produced since the last call. */
   drainOutputs(): StageOutputs {
     const outputs = this.outputs;
-    this.outputs = StageExecutor.emptyOutputs();
+    this.outputs = emptyStageOutputs();
     return outputs;
   }
 

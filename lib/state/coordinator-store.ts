@@ -20,6 +20,35 @@ export interface CoordinatorRecord {
   readonly completedWatermarks: Readonly<Record<string, number>>;
   /** The same at the committed checkpoint: what later stages may rely on, its output being visible. */
   readonly committedWatermarks: Readonly<Record<string, number>>;
+  /**
+   * Shards that lost a transaction, until their rollback is done and the checkpoint that
+   * covered it is committed (docs/PROTOCOL.md, "Rollback of a lost transaction"). Absent in
+   * records written before rollbacks were requested this way.
+   */
+  readonly rollbacks?: readonly RollbackRequest[];
+}
+
+/**
+ * A shard whose pre-committed transaction the broker lost, for its own next invocation to
+ * roll back: the commit function records it, the shard's invocation does it and marks it done.
+ */
+export interface RollbackRequest {
+  readonly stageId: string;
+  readonly topic: string;
+  readonly partition: number;
+  /** The epoch whose transaction was lost: the shard replays its input from where that epoch started. */
+  readonly epoch: number;
+  /** The checkpoint that covered the lost transaction. */
+  readonly checkpoint: number;
+  /** The committed checkpoint whose state the rollback starts from: the last one before `checkpoint`. */
+  readonly base: number;
+  /** What the broker said of the transaction. */
+  readonly reason: string;
+  /**
+   * The shard has rolled back. Until `checkpoint` is committed the request stays, so that the
+   * stage's committed watermark is held back at that commit: the replay's output is not visible yet.
+   */
+  readonly done?: boolean;
 }
 
 export const INITIAL_COORDINATOR_RECORD: CoordinatorRecord = {

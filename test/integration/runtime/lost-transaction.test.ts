@@ -87,13 +87,15 @@ describe('a transaction lost to its timeout', () => {
 
     const report = await commit();
     expect(report.rollbacks).toHaveLength(1);
-    expect(report.rollbacks[0]).toMatchObject({ shard: { stage: `stage-1/${input}`, shard: 0 }, checkpoint: 1, offset: 0 });
-    expect(report.rollbacks[0]?.keysRestored).toBeGreaterThan(0);
+    expect(report.rollbacks[0]).toMatchObject({ stageId: 'stage-1', topic: input, partition: 0, checkpoint: 1, base: 0 });
     expect(report.transactions).toBe(0);
+
+    // The next coordinator run ticks the shard, whose invocation rolls it back, then catches up
+    // from offset 0 and writes the totals again.
+    advance();
+    await coordinator();
     // Checkpoint 1's manifest shows the shard past the lost output: restore will not start there.
     expect(runtime.snapshots && (await isRolledBack(runtime.snapshots, 1))).toBe(true);
-
-    // The next checkpoint ticks the shard, which catches up from offset 0 and writes the totals again.
     for (let round = 0; round < 3; round++) {
       advance();
       await coordinator();

@@ -80,8 +80,9 @@ describe('AWS requests', () => {
     now += 1_000;
     const first = await coordinator();
     expect(first.outcome).toBe('completed');
-    // The coordinator record read and written, each shard record read, the manifest written.
-    expect(first.requests).toEqual({ 'DynamoDB.GetItem': 3, 'DynamoDB.PutItem': 1, 'S3.PutObject': 1 });
+    // The coordinator record read (and read again to confirm it before the manifest) and
+    // written, each shard record read, the manifest written.
+    expect(first.requests).toEqual({ 'DynamoDB.GetItem': 4, 'DynamoDB.PutItem': 1, 'S3.PutObject': 1 });
 
     now += 60_000;
     expect((await coordinator()).outcome).toBe('triggered');
@@ -90,7 +91,7 @@ describe('AWS requests', () => {
     const second = await coordinator();
     expect(second.outcome).toBe('completed');
     // From the second checkpoint on, the previous manifest is read to chain the state objects.
-    expect(second.requests).toEqual({ 'DynamoDB.GetItem': 3, 'DynamoDB.PutItem': 1, 'S3.GetObject': 1, 'S3.PutObject': 1 });
+    expect(second.requests).toEqual({ 'DynamoDB.GetItem': 4, 'DynamoDB.PutItem': 1, 'S3.GetObject': 1, 'S3.PutObject': 1 });
     await reader.close();
     await runtime.close();
   }, 120_000);

@@ -53,10 +53,10 @@ describe('Observability (Powertools for AWS Lambda)', () => {
     new Observability('order-aggregation', {}).commit({
       checkpoint: 9,
       transactions: 3,
-      rollbacks: [{ shard: { stage: 'stage-1/orders', shard: 1 }, checkpoint: 9, epoch: 41, offset: 1200, keysRestored: 5, transactionsAborted: 1 }],
+      rollbacks: [{ stageId: 'stage-1', topic: 'orders', partition: 1, checkpoint: 9, epoch: 41, base: 8, reason: 'fenced' }],
     });
     const [emf, error] = printed();
     expect(emf).toMatchObject({ TransactionsCommitted: 3, TransactionsLost: 1 });
-    expect(error).toMatchObject({ level: 'ERROR', shard: 'stage-1/orders/1', checkpoint: 9, offset: 1200 });
+    expect(error).toMatchObject({ level: 'ERROR', shard: 'stage-1 orders/1', checkpoint: 9, epoch: 41 });
   });
 });
