@@ -178,6 +178,7 @@ export class Processor {
           }
         : {}),
       ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.options.kafka.reader.read({ topic, partition, from, to }) } : {}),
+      backlog: async (offset) => (await this.options.kafka.reader.readAvailable(topic, partition, offset, 1)).records.length > 0,
       canWrite: (claim) =>
         plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE ||
         !uncommittedPending(claim.progress, checkpoints.committed).some(

@@ -58,6 +58,12 @@ export interface ShardBatchOptions {
    * as of their last committed checkpoint (whose output is all visible by now).
    */
   readonly inputWatermark?: number;
+  /**
+   * Whether the shard's input holds committed records at or after an offset. A shard whose
+   * partition looks idle only because its invocations failed for a while has a backlog, and
+   * is not idle: its records would reach later stages after their watermark.
+   */
+  readonly backlog?: (offset: number) => Promise<boolean>;
   /** The repartition topic's partition, for applying {@link inputWatermark} only once it is safe. */
   readonly inputLog?: InputLog;
   /**
@@ -267,6 +273,6 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     filled,
     keysRead,
     keysWritten: changes.length,
-    idle: executor.isIdle(),
+    idle: executor.isIdle() && !(next !== null && options.backlog && (await options.backlog(next))),
   };
 }
