@@ -280,15 +280,17 @@ export async function stopLocalBroker(options: LocalBrokerOptions = {}, graceMs 
   const pid = runningBrokerPid(stateDir);
   rmSync(pidFile(stateDir), { force: true });
   if (pid === undefined) return false;
-  log(`Stopping the Kafka broker (pid ${pid})`);
-  process.kill(pid, 'SIGTERM');
+  log(`Stopping the Kafka broker (pid ${pid})${graceMs === 0 ? ' with SIGKILL' : ''}`);
+  // No grace: killed as a crashed machine would leave it, for fault tests.
+  process.kill(pid, graceMs === 0 ? 'SIGKILL' : 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (isAlive(pid) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   if (isAlive(pid)) {
-    log(`The broker did not stop within ${graceMs} ms; killing it`);
+    if (graceMs > 0) log(`The broker did not stop within ${graceMs} ms; killing it`);
     process.kill(pid, 'SIGKILL');
+    while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return true;
 }

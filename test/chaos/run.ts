@@ -1,10 +1,11 @@
 // `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60] [--orders 3000] [--restart-broker]`:
 // runs fault schedules of the serverless runtime (test/helpers/runtime-schedule.ts), alternating
 // one-stage and two-stage pipelines, against the local broker (or KAFKA_BROKERS), an embedded
-// dynalite and s3rver; with --restart-broker, the local broker restarts twice in each schedule.
+// dynalite and s3rver; with --restart-broker, the local broker (the one on KAFKA_BROKERS' port,
+// when that is this machine) is killed with SIGKILL and started again twice in each schedule.
 // Stops after the given count or time, prints each failing seed, exits non-zero if any failed.
 import { parseArgs } from 'node:util';
-import { KafkaAdmin } from '../../lib/kafka/index.js';
+import { brokersFromEnvironment, KafkaAdmin } from '../../lib/kafka/index.js';
 import { startDynamoDbEmulator, startS3Emulator } from '../../lib/offline/emulators.js';
 import { acquireBrokers, startLocalBroker, stopLocalBroker } from '../../lib/offline/kafka-broker.js';
 import { runSchedule, type ScheduleKind } from '../helpers/runtime-schedule.js';
@@ -23,9 +24,24 @@ const firstSeed = Number(values.seed);
 const deadline = Date.now() + Number(values.minutes) * 60_000;
 
 const { brokers, release } = await acquireBrokers({ fresh: true });
+/**
+ * The local broker that --restart-broker kills (SIGKILL) and starts again: the one on
+ * KAFKA_BROKERS' port when that names this machine, else Sluice's default one.
+ */
+function restartableBroker(): { port?: number } {
+  const configured = brokersFromEnvironment();
+  if (!configured) return {};
+  const [host, port] = (configured[0] ?? '').split(':');
+  if ((host !== '127.0.0.1' && host !== 'localhost') || !port) {
+    process.stderr.write(`--restart-broker restarts a broker on this machine; KAFKA_BROKERS names ${configured.join(',')}\n`);
+    process.exit(2);
+  }
+  return { port: Number(port) };
+}
+const brokerOptions = values['restart-broker'] ? restartableBroker() : {};
 const restartBroker = async () => {
-  await stopLocalBroker();
-  await startLocalBroker();
+  await stopLocalBroker(brokerOptions, 0);
+  await startLocalBroker(brokerOptions);
 };
 const scheduleOptions = { orders: Number(values.orders), ...(values['restart-broker'] ? { restartBroker } : {}) };
 let brokerRestarts = 0;

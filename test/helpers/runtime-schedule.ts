@@ -105,6 +105,7 @@ export async function runSchedule(
 ): Promise<ScheduleResult> {
   const { brokers, admin } = environment;
   const random = seededRandom(seed);
+  const jitter = seededRandom(seed + 0x9e3779b9);
   const name = uniqueName('eo');
   const input = `${name}-orders`;
   await admin.ensureTopics([
@@ -163,9 +164,10 @@ export async function runSchedule(
           const errorName = error instanceof Error ? error.name : 'unknown';
           retriedErrors[errorName] = (retriedErrors[errorName] ?? 0) + 1;
         }
-        // Two retry loops on one shard fence each other; jitter lets one of them through. (The
-        // seed fixes which faults happen, not how concurrent runs interleave.)
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * Math.min(attempt + 1, 10)));
+        // Two retry loops on one shard fence each other; jitter lets one of them through. It is
+        // seeded too, though the broker's timing still varies how concurrent runs interleave
+        // (the deterministic simulation fixes that: test/simulation).
+        await new Promise((resolve) => setTimeout(resolve, jitter() * 20 * Math.min(attempt + 1, 10)));
       }
     }
   };

@@ -1,0 +1,69 @@
+// `npm run simulate -- --schedules 10000 [--seed 1] [--minutes 5] [--workers 2]`: deterministic
+// simulation of the whole runtime (test/simulation/world.ts). Prints each failing seed with a
+// one-line command that replays its shrunk schedule, and ends with `N passed, M failed`.
+// `npm run simulate -- --replay SEED [--orders N] [--fault-steps F]` runs one schedule again,
+// exactly, and prints its trace.
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { runCampaign } from './campaign.js';
+import { drawSchedule, simulate } from './world.js';
+
+const { values } = parseArgs({
+  options: {
+    schedules: { type: 'string', default: '1000' },
+    seed: { type: 'string', default: '1' },
+    minutes: { type: 'string', default: '60' },
+    workers: { type: 'string', default: String(availableParallelism()) },
+    replay: { type: 'string' },
+    orders: { type: 'string' },
+    'fault-steps': { type: 'string' },
+  },
+});
+
+function wholeNumber(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 0) {
+    process.stderr.write(`--${name} takes a whole number, not ${text}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const overrides = {
+  ...(values.orders === undefined ? {} : { orders: wholeNumber('orders', values.orders) }),
+  ...(values['fault-steps'] === undefined ? {} : { faultSteps: wholeNumber('fault-steps', values['fault-steps']) }),
+};
+
+if (values.replay !== undefined) {
+  const config = drawSchedule(wholeNumber('replay', values.replay) ?? 0, overrides);
+  const result = await simulate(config, { trace: true });
+  process.stdout.write(`${result.trace.join('\n')}\n\n${JSON.stringify(config)}\n`);
+  process.stdout.write(result.problems.length === 0 ? 'every invariant held\n' : `${result.problems.join('\n')}\n`);
+  process.stdout.write(`${result.problems.length === 0 ? 1 : 0} passed, ${result.problems.length === 0 ? 0 : 1} failed\n`);
+  process.exitCode = result.problems.length === 0 ? 0 : 1;
+} else {
+  const schedules = wholeNumber('schedules', values.schedules) ?? 0;
+  const started = Date.now();
+  const report = await runCampaign({
+    firstSeed: wholeNumber('seed', values.seed) ?? 1,
+    schedules,
+    deadline: started + (wholeNumber('minutes', values.minutes) ?? 60) * 60_000,
+    workers: wholeNumber('workers', values.workers) ?? 0,
+    overrides,
+    onFailure: (failure) =>
+      process.stdout.write(`FAILED seed ${failure.seed}: ${failure.problems.slice(0, 3).join('; ')}\n  replay: ${failure.replay}\n`),
+    onProgress: (ran, failed) => {
+      if (ran % 1000 === 0) process.stdout.write(`${ran} schedules, ${failed} failed, ${Math.round((Date.now() - started) / 1000)} s\n`);
+    },
+  });
+  const { totals } = report;
+  process.stdout.write(
+    `${report.ran} schedules in ${(report.durationMs / 1000).toFixed(1)} s: ${totals.steps ?? 0} requests, ${totals.invocations ?? 0} ` +
+      `invocations, ${totals.checkpoints ?? 0} checkpoints, ${totals.rollbacks ?? 0} rollbacks; injected ${totals.crashes ?? 0} crashes, ` +
+      `${totals.outages ?? 0} coordinator outages, ` +
+      `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests\n` +
+      `${report.ran - report.failures.length} passed, ${report.failures.length} failed\n`,
+  );
+  process.exitCode = report.failures.length > 0 || report.ran < schedules ? 1 : 0;
+}

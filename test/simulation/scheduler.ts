@@ -1,0 +1,183 @@
+// The simulation's scheduler: it owns simulated time and decides, one request at a time, which
+// actor's pending request is answered next — or whether that actor crashes there, or stalls
+// for a long while first. Every await on a twin (DynamoDB, S3, Kafka) is such a request, so a
+// seed fixes the whole interleaving.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { TwinIo } from '../../lib/testing/kafka-twin.js';
+
+/** An actor died at an await: a Lambda invocation killed or timed out there. */
+export class Crash extends Error {
+  override readonly name = 'Crash';
+}
+
+/** What the services answer under load: the SDK's retries meet throttling and lost responses. */
+export class ServiceUnavailable extends Error {
+  override readonly name = 'ServiceUnavailable';
+}
+
+export interface Actor {
+  readonly id: number;
+  readonly name: string;
+  crashed: boolean;
+  /** Its requests wait until this step: a stale actor, acting much later on what it read. */
+  stalledUntil: number;
+}
+
+interface PendingRequest {
+  readonly actor: Actor;
+  readonly operation: string;
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+}
+
+export interface FaultRates {
+  /** Per request: the actor crashes right there. */
+  readonly crash: number;
+  /** Per request: the actor stalls for a long while before it is answered. */
+  readonly stall: number;
+  /** Per DynamoDB or S3 request: throttled before it reaches the service (the SDK retries). */
+  readonly throttle: number;
+  /** Per DynamoDB or S3 request: applied, but its answer is lost (the SDK retries it). */
+  readonly ambiguous: number;
+  /** Extra stall rate per request of one kind of actor (the first word of its name): a schedule of stale commit functions, say. */
+  readonly staleKind?: { readonly kind: string; readonly stall: number };
+}
+
+export const NO_FAULTS: FaultRates = { crash: 0, stall: 0, throttle: 0, ambiguous: 0 };
+
+/** How many times the simulated SDK sends one request before it gives up. */
+const SDK_ATTEMPTS = 6;
+
+/**
+ * Which actor is running, across its awaits. One for every scheduler: Node propagates every
+ * AsyncLocalStorage ever enabled into each new promise, so one per schedule would slow each
+ * schedule down more than the one before.
+ */
+const currentActor = new AsyncLocalStorage<Actor>();
+
+export class Scheduler {
+  private readonly pending: PendingRequest[] = [];
+  private readonly running = new Set<Actor>();
+  private nextActor = 1;
+  steps = 0;
+  now: number;
+  faults: FaultRates = NO_FAULTS;
+  readonly counts = { crashes: 0, stalls: 0, throttled: 0, ambiguous: 0, actors: 0 };
+  /** One line per decision, for replaying a failure by eye. */
+  readonly trace: string[] = [];
+
+  constructor(
+    readonly random: () => number,
+    start: number,
+    private readonly keepTrace = false,
+  ) {
+    this.now = start;
+  }
+
+  readonly clock = (): number => this.now;
+
+  /** Starts `run` as an actor of its own; its requests are scheduled like every other's. */
+  spawn<T>(name: string, run: () => Promise<T>): Promise<T> {
+    const actor: Actor = { id: this.nextActor++, name, crashed: false, stalledUntil: 0 };
+    this.counts.actors++;
+    this.running.add(actor);
+    this.log(`spawn #${actor.id} ${name}`);
+    return currentActor.run(actor, async () => {
+      try {
+        return await run();
+      } finally {
+        this.running.delete(actor);
+      }
+    });
+  }
+
+  get idle(): boolean {
+    return this.running.size === 0;
+  }
+
+  /** A request of the current actor: resolves when the scheduler answers it. */
+  request(operation: string): Promise<void> {
+    const actor = currentActor.getStore();
+    if (!actor) return Promise.resolve();
+    if (actor.crashed) return Promise.reject(new Crash(`#${actor.id} is dead`));
+    return new Promise<void>((resolve, reject) => this.pending.push({ actor, operation, resolve, reject }));
+  }
+
+  /** {@link TwinIo} for a service: each call is a request, and DynamoDB and S3 also meet throttling and lost answers. */
+  io(service: 'dynamodb' | 's3' | 'kafka'): TwinIo {
+    return {
+      call: async <T>(operation: string, apply: () => T | Promise<T>): Promise<T> => {
+        const name = `${service}.${operation}`;
+        for (let attempt = 1; ; attempt++) {
+          await this.request(name);
+          if (service === 'kafka') return apply();
+          if (this.random() < this.faults.throttle) {
+            this.counts.throttled++;
+          } else {
+            const result = await apply();
+            if (this.random() >= this.faults.ambiguous) return result;
+            this.counts.ambiguous++;
+          }
+          if (attempt >= SDK_ATTEMPTS) throw new ServiceUnavailable(`${name} failed ${SDK_ATTEMPTS} times`);
+        }
+      },
+      idle: () => this.request(`${service}.wait`),
+    };
+  }
+
+  /**
+   * Answers one pending request (or fails it with a crash, or stalls its actor), after letting
+   * every actor run until it waits on a request. False when nothing is pending.
+   */
+  async step(): Promise<boolean> {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.pending.length === 0) return false;
+    let eligible = this.pending.filter((p) => p.actor.stalledUntil <= this.steps);
+    if (eligible.length === 0) {
+      // Everyone left is stalled: time passes until the first of them wakes.
+      const wake = Math.min(...this.pending.map((p) => p.actor.stalledUntil));
+      this.steps = wake;
+      eligible = this.pending.filter((p) => p.actor.stalledUntil <= this.steps);
+    }
+    const chosen = eligible[Math.floor(this.random() * eligible.length)];
+    if (!chosen) return false;
+    this.steps++;
+    // A request takes a few milliseconds, as DynamoDB's and Kafka's do.
+    this.now += 1 + Math.floor(this.random() * 9);
+    const roll = this.random();
+    const { staleKind } = this.faults;
+    const stall = this.faults.stall + (staleKind && chosen.actor.name.startsWith(`${staleKind.kind} `) ? staleKind.stall : 0);
+    if (roll < this.faults.crash) {
+      this.remove(chosen);
+      chosen.actor.crashed = true;
+      this.counts.crashes++;
+      this.log(`crash #${chosen.actor.id} ${chosen.actor.name} at ${chosen.operation}`);
+      chosen.reject(new Crash(`#${chosen.actor.id} ${chosen.actor.name} crashed at ${chosen.operation}`));
+    } else if (roll < this.faults.crash + stall) {
+      // Mostly a moment; now and then long enough for transactions to time out behind it.
+      const long = this.random() < 0.2;
+      chosen.actor.stalledUntil = this.steps + (long ? 1_500 + Math.floor(this.random() * 4_000) : 50 + Math.floor(this.random() * 600));
+      this.counts.stalls++;
+      this.log(`stall #${chosen.actor.id} ${chosen.actor.name} at ${chosen.operation} until step ${chosen.actor.stalledUntil}`);
+    } else {
+      this.remove(chosen);
+      if (this.keepTrace) this.log(`#${chosen.actor.id} ${chosen.actor.name} ${chosen.operation}`);
+      chosen.resolve();
+    }
+    return true;
+  }
+
+  /** Ends the fault phase: stalled actors wake, and nothing more goes wrong. */
+  calm(): void {
+    this.faults = NO_FAULTS;
+    for (const { actor } of this.pending) actor.stalledUntil = 0;
+  }
+
+  private remove(request: PendingRequest): void {
+    this.pending.splice(this.pending.indexOf(request), 1);
+  }
+
+  log(line: string): void {
+    this.trace.push(`${String(this.steps).padStart(6)} t+${this.now} ${line}`);
+  }
+}

@@ -1,0 +1,75 @@
+// The DynamoDB and S3 twins of the simulation: the in-memory stores that pass the same contract
+// tests as DynamoDB and S3, with every request going through the scheduler.
+import type { KeyRef } from '../../lib/state/keys.js';
+import { MemoryShardStore } from '../../lib/state/memory-shard-store.js';
+import { MemoryCoordinatorStore, type CoordinatorRecord } from '../../lib/state/coordinator-store.js';
+import type { KeyItem, RecordCondition, ShardRecord, ShardRef } from '../../lib/state/shard-store.js';
+import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
+import type { TwinIo } from '../../lib/testing/kafka-twin.js';
+
+export class SimulatedShardStore extends MemoryShardStore {
+  constructor(private readonly io: TwinIo) {
+    super();
+  }
+
+  protected override getRecord(shard: ShardRef): Promise<ShardRecord | undefined> {
+    return this.io.call('GetItem', () => super.getRecord(shard));
+  }
+
+  protected override putRecordIf(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean> {
+    return this.io.call('PutItem', () => super.putRecordIf(shard, record, condition));
+  }
+
+  protected override getItems(shard: ShardRef, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>> {
+    return this.io.call('BatchGetItem', () => super.getItems(shard, keys));
+  }
+
+  protected override putItemIf(shard: ShardRef, key: KeyRef, item: KeyItem, expectedCurEpoch: number | undefined): Promise<boolean> {
+    return this.io.call('PutItem', () => super.putItemIf(shard, key, item, expectedCurEpoch));
+  }
+
+  /** The record as stored, outside the scheduler: for the invariants checked after a schedule. */
+  inspect(shard: ShardRef): Promise<ShardRecord | undefined> {
+    return super.getRecord(shard);
+  }
+}
+
+export class SimulatedCoordinatorStore extends MemoryCoordinatorStore {
+  constructor(private readonly io: TwinIo) {
+    super();
+  }
+
+  override get(): Promise<CoordinatorRecord> {
+    return this.io.call('GetItem', () => super.get());
+  }
+
+  override update(record: CoordinatorRecord): Promise<boolean> {
+    return this.io.call('PutItem', () => super.update(record));
+  }
+
+  inspect(): Promise<CoordinatorRecord> {
+    return super.get();
+  }
+}
+
+export class SimulatedSnapshotStore extends MemorySnapshotStore {
+  constructor(private readonly io: TwinIo) {
+    super();
+  }
+
+  override put(key: string, body: Buffer | string): Promise<void> {
+    return this.io.call('PutObject', () => super.put(key, body));
+  }
+
+  override get(key: string): Promise<Buffer | undefined> {
+    return this.io.call('GetObject', () => super.get(key));
+  }
+
+  override list(prefix: string): Promise<string[]> {
+    return this.io.call('ListObjectsV2', () => super.list(prefix));
+  }
+
+  override delete(keys: readonly string[]): Promise<void> {
+    return this.io.call('DeleteObjects', () => super.delete(keys));
+  }
+}

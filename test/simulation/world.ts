@@ -1,0 +1,330 @@
+// One simulated schedule of the whole serverless runtime: the real processor, coordinator,
+// commit function and rollback, driven in one process against the DynamoDB, S3 and Kafka
+// twins, with a seeded scheduler deciding every interleaving and fault. After the faults
+// stop, everything must finish, and the read_committed output must equal a plain computation.
+import { DeliveryGuarantee } from '../../lib/kafka/delivery-guarantee.js';
+import type { KafkaRecord } from '../../lib/kafka/records.js';
+import { planPipeline } from '../../lib/plan/planner.js';
+import {
+  commitCompletedCheckpoints,
+  listShards,
+  runCoordinator,
+  shardRefOf,
+  type ShardTarget,
+} from '../../lib/runtime/coordinator.js';
+import { Processor, runtimeProgressOf } from '../../lib/runtime/processor.js';
+import { KafkaTwin } from '../../lib/testing/kafka-twin.js';
+import { compareOutput, expectedOutput, SCHEDULE_KINDS, type ScheduleKind } from '../helpers/order-totals-kinds.js';
+import { closingOrders, generateOrders, seededRandom, type GeneratedOrder } from '../helpers/orders.js';
+import { orderTotalsPipeline, type Total } from '../helpers/pipelines.js';
+import { Scheduler, type FaultRates } from './scheduler.js';
+import { SimulatedCoordinatorStore, SimulatedShardStore, SimulatedSnapshotStore } from './stores.js';
+
+/** Everything a schedule draws from its seed; a replay with the same values runs the same interleaving. */
+export interface ScheduleConfig {
+  readonly seed: number;
+  readonly kind: ScheduleKind;
+  readonly orders: number;
+  readonly partitions: number;
+  /** One source partition never gets a record; the source has idleness set. */
+  readonly idlePartition: boolean;
+  /** Requests answered before the faults stop. */
+  readonly faultSteps: number;
+  readonly faults: FaultRates;
+  readonly transactionPoolSize: number;
+  /** Short enough that stalled commit functions lose transactions; undefined: the default 15 minutes. */
+  readonly transactionTimeoutMs: number | undefined;
+  readonly maxProducerEpoch: number;
+  readonly maxBatch: number;
+}
+
+export function drawSchedule(seed: number, overrides: Partial<ScheduleConfig> = {}): ScheduleConfig {
+  const random = seededRandom(seed * 7919 + 17);
+  const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)] as T;
+  const partitions = pick([1, 2, 3]);
+  return {
+    seed,
+    kind: pick(['one-stage', 'two-stage'] as const),
+    orders: 20 + Math.floor(random() * 60),
+    partitions,
+    idlePartition: partitions > 1 && random() < 0.3,
+    faultSteps: 200 + Math.floor(random() * 1_500),
+    faults: {
+      crash: pick([0, 0.01, 0.03]),
+      stall: pick([0, 0.01, 0.02]),
+      throttle: pick([0, 0.03]),
+      ambiguous: pick([0, 0.03]),
+      // A third of the schedules make one kind of actor stale far more often than the rest.
+      ...(random() < 0.34 ? { staleKind: { kind: pick(['commit', 'coordinator', 'delivery', 'tick']), stall: 0.15 } } : {}),
+    },
+    transactionPoolSize: pick([2, 3, 8, 64]),
+    transactionTimeoutMs: random() < 0.5 ? 4_000 : undefined,
+    maxProducerEpoch: pick([3, 32_767]),
+    maxBatch: pick([3, 10, 40]),
+    ...overrides,
+  };
+}
+
+export interface SimulationResult {
+  readonly config: ScheduleConfig;
+  /** What broke; empty when every invariant held. */
+  readonly problems: string[];
+  readonly steps: number;
+  readonly counts: Scheduler['counts'] & { invocations: number; rollbacks: number; checkpoints: number; outages: number; errors: Record<string, number> };
+  readonly trace: string[];
+}
+
+const START = Date.UTC(2026, 11, 1, 9, 0, 0);
+/** After the faults, how many requests everything may take to finish before the schedule counts as stuck. */
+const CALM_STEP_LIMIT = 40_000;
+const INVOCATION_TIMEOUT_MS = 30_000;
+const POLL_EVERY_MS = 300;
+const PRODUCE_EVERY_MS = 400;
+/** A shard record past this many bytes of JSON is on its way to DynamoDB's 400 KB item limit. */
+const RECORD_SIZE_BUDGET = 64_000;
+const IDLENESS_MS = 5_000;
+
+/** Lambda's event-source mapping for one shard: its position, the batch in flight, and its backoff after failures. */
+interface Mapping {
+  readonly target: ShardTarget;
+  position: number;
+  inFlight: { readonly startedAt: number; settled: boolean } | undefined;
+  nextPollAt: number;
+  failures: number;
+}
+
+export async function simulate(config: ScheduleConfig, options: { trace?: boolean } = {}): Promise<SimulationResult> {
+  const random = seededRandom(config.seed);
+  const traced = options.trace === true;
+  const sim = new Scheduler(random, START, traced);
+  sim.faults = config.faults;
+  const name = `sim-${config.seed}`;
+  const input = `${name}-orders`;
+  const kafka = new KafkaTwin({ clock: sim.clock, io: sim.io('kafka'), maxProducerEpoch: config.maxProducerEpoch });
+  const store = new SimulatedShardStore(sim.io('dynamodb'));
+  const coordinatorStore = new SimulatedCoordinatorStore(sim.io('dynamodb'));
+  const snapshots = new SimulatedSnapshotStore(sim.io('s3'));
+  const plan = planPipeline(
+    orderTotalsPipeline({
+      name,
+      input,
+      brokers: ['127.0.0.1:1'],
+      ...SCHEDULE_KINDS[config.kind],
+      ...(config.idlePartition ? { idlenessMs: IDLENESS_MS } : {}),
+      ...(config.transactionTimeoutMs === undefined ? {} : { transactionTimeoutMs: config.transactionTimeoutMs }),
+    }),
+  );
+  kafka.createTopic(input, config.partitions);
+  kafka.createTopic(`${name}-out`, 2);
+  for (const stage of plan.stages) if (stage.input.kind === 'repartition') kafka.createTopic(stage.input.topic, stage.input.partitions);
+
+  const active = config.idlePartition ? config.partitions - 1 : config.partitions;
+  const orders = generateOrders({ count: config.orders, seed: config.seed, categories: Math.max(active, 4), start: START - 600_000, spacingMs: 8_000 });
+  const toRecord = (order: GeneratedOrder) => ({
+    topic: input,
+    partition: Number(order.category.split('-')[1]) % active,
+    key: order.category,
+    value: JSON.stringify({ orderId: order.orderId, category: order.category, amount: order.amount, timestamp: order.timestamp }),
+    timestamp: order.timestamp,
+  });
+  const toProduce = [...orders, ...closingOrders(orders, active)].map(toRecord);
+  let produced = 0;
+  let nextProduceAt = sim.now;
+
+  const processor = new Processor({
+    plan,
+    store,
+    coordinator: coordinatorStore,
+    kafka,
+    clock: sim.clock,
+    snapshots,
+    transactionPoolSize: config.transactionPoolSize,
+  });
+  const shards = await listShards(plan, kafka.admin);
+  const mappings: Mapping[] = shards.map((target) => ({ target, position: 0, inFlight: undefined, nextPollAt: sim.now, failures: 0 }));
+  const counts = { ...sim.counts, invocations: 0, rollbacks: 0, checkpoints: 0, outages: 0, errors: {} as Record<string, number> };
+  const failed = (error: unknown) => {
+    const errorName = error instanceof Error ? error.name : 'unknown';
+    counts.errors[errorName] = (counts.errors[errorName] ?? 0) + 1;
+    if (errorName !== 'Crash') sim.log(`failed: ${error instanceof Error ? error.message : String(error)}`);
+  };
+
+  const invoke = (target: ShardTarget, records: KafkaRecord[], label: string) => {
+    counts.invocations++;
+    return sim.spawn(`${label} ${target.stageId}/${target.partition}`, async () => {
+      const report = await processor.processShard(target.stageId, target.topic, target.partition, records);
+      if (traced) {
+        const progress = runtimeProgressOf((await store.inspect(shardRefOf(plan, target)))?.progress);
+        sim.log(
+          `done ${label} ${target.stageId}/${target.partition} offsets [${records.map((r) => r.offset).join(',')}] filled ${report.filled} ` +
+            `skipped ${report.skipped} -> offset ${progress.offset} watermark ${progress.executor?.watermark} acknowledged ` +
+            `${progress.acknowledged} out ${report.recordsOut} pending ${JSON.stringify(progress.pending.map((p) => [p.epoch, p.checkpoint]))}`,
+        );
+      }
+      return report;
+    });
+  };
+  const faulty = () => sim.faults.crash > 0 || sim.faults.stall > 0;
+
+  const deliver = async (mapping: Mapping) => {
+    const { target } = mapping;
+    const poll = await kafka.reader.readAvailable(target.topic, target.partition, mapping.position, config.maxBatch);
+    if (poll.records.length === 0) return;
+    let records = poll.records;
+    // Lambda's poller may cut a batch where it likes: the processor fills the gap from the log.
+    if (faulty() && records.length > 2 && random() < 0.1) records = records.slice(1 + Math.floor(random() * (records.length - 1)));
+    const attempt = { startedAt: sim.now, settled: false };
+    mapping.inFlight = attempt;
+    const run = (label: string) =>
+      invoke(target, records, label).then(
+        () => {
+          mapping.failures = 0;
+          // A redelivery now and then: the mapping forgets that the batch succeeded.
+          if (!(faulty() && random() < 0.1)) mapping.position = Math.max(mapping.position, poll.next);
+        },
+        (error: unknown) => {
+          failed(error);
+          // The mapping retries the whole batch, backing off as Lambda does.
+          mapping.failures++;
+          mapping.nextPollAt = sim.now + Math.min(200 * 2 ** mapping.failures, 5_000);
+        },
+      );
+    // A duplicate delivery of the same batch, at once.
+    const runs = faulty() && random() < 0.08 ? [run('delivery'), run('duplicate')] : [run('delivery')];
+    void Promise.all(runs).then(() => {
+      attempt.settled = true;
+    });
+  };
+
+  const coordinate = () =>
+    sim
+      .spawn('coordinator run', async () => {
+        const tick = async (target: ShardTarget) => {
+          // On AWS the tick is an asynchronous invocation; offline mode runs it in place.
+          const ticked = invoke(target, [], 'tick').catch(failed);
+          if (random() < 0.5) await ticked;
+        };
+        const { outcome, record } = await runCoordinator({ plan, store, coordinator: coordinatorStore, shards, tick, clock: sim.clock, snapshots });
+        if (outcome === 'completed') counts.checkpoints++;
+        if (traced) sim.log(`coordinator ${outcome} ${JSON.stringify(record)}`);
+        if (outcome === 'completed' || record.completed > record.committed) {
+          const runs = faulty() && random() < 0.2 ? 2 : 1;
+          for (let i = 0; i < runs; i++) void commit();
+        }
+      })
+      .catch(failed);
+  const commit = () =>
+    sim
+      .spawn('commit run', async () => {
+        const report = await commitCompletedCheckpoints({ plan, store, coordinator: coordinatorStore, committer: kafka.committer, shards, snapshots });
+        counts.rollbacks += report.rollbacks.length;
+        if (traced) sim.log(`commit ${JSON.stringify(report)}`);
+      })
+      .catch(failed);
+
+  const coordinatorEvery = Math.max(100, Math.min(1_000, Math.floor(plan.checkpointing.intervalMs / 4)));
+  let nextCoordinatorAt = sim.now;
+  const problems: string[] = [];
+  let calmSince: number | undefined;
+  /** When the data went quiet, and the checkpoint committed by then: what follows must finish in a few checkpoints. */
+  let quiet: { at: number; committed: number | undefined } | undefined;
+
+  const worldActs = async () => {
+    while (produced < toProduce.length && sim.now >= nextProduceAt) {
+      const chunk = 1 + Math.floor(random() * 6);
+      kafka.append(toProduce.slice(produced, produced + chunk));
+      produced = Math.min(toProduce.length, produced + chunk);
+      nextProduceAt += PRODUCE_EVERY_MS;
+    }
+    for (const mapping of mappings) {
+      const busy = mapping.inFlight && !mapping.inFlight.settled && sim.now - mapping.inFlight.startedAt < INVOCATION_TIMEOUT_MS;
+      if (busy || sim.now < mapping.nextPollAt) continue;
+      mapping.nextPollAt = sim.now + POLL_EVERY_MS;
+      await deliver(mapping);
+    }
+    if (sim.now >= nextCoordinatorAt) {
+      // Now and then the schedule stops for seconds (throttled concurrency, an outage): the
+      // transactions it should commit may time out meanwhile.
+      const outage = faulty() && random() < 0.02;
+      counts.outages += outage ? 1 : 0;
+      nextCoordinatorAt = sim.now + (outage ? 3_000 + Math.floor(random() * 6_000) : coordinatorEvery);
+      // EventBridge may deliver a schedule twice.
+      const runs = faulty() && random() < 0.1 ? 2 : 1;
+      for (let i = 0; i < runs; i++) void coordinate();
+    }
+  };
+
+  /** Input all delivered and processed, no transaction open. */
+  const dataQuiet = async () => {
+    if (produced < toProduce.length || kafka.openTransactions().length > 0) return false;
+    for (const { target } of mappings) {
+      const progress = runtimeProgressOf((await store.inspect(shardRefOf(plan, target)))?.progress);
+      const left = await kafka.reader.readAvailable(target.topic, target.partition, progress.offset ?? 0, 1);
+      if (left.records.length > 0) return false;
+    }
+    return true;
+  };
+
+  for (let iteration = 0; ; iteration++) {
+    await worldActs();
+    if (!(await sim.step())) sim.now += 50;
+    if (calmSince === undefined && sim.steps >= config.faultSteps) {
+      sim.calm();
+      calmSince = sim.steps;
+    }
+    if (calmSince === undefined || iteration % 20 !== 0) continue;
+    const record = await coordinatorStore.inspect();
+    if (await dataQuiet()) {
+      quiet ??= { at: sim.now, committed: undefined };
+      // Once the idle partitions have turned idle, each stage needs a checkpoint or two to pass the watermark on.
+      if (quiet.committed === undefined && sim.now - quiet.at >= IDLENESS_MS) quiet.committed = record.committed;
+      if (quiet.committed !== undefined && record.committed >= quiet.committed + plan.stages.length + 2) break;
+    } else {
+      quiet = undefined;
+    }
+    if (sim.steps - calmSince > CALM_STEP_LIMIT) {
+      problems.push(
+        `did not finish ${CALM_STEP_LIMIT} requests after the faults stopped: checkpoints triggered ${record.triggered}, ` +
+          `completed ${record.completed}, committed ${record.committed}; open transactions ${kafka.openTransactions().join(', ') || 'none'}`,
+      );
+      break;
+    }
+  }
+  while (!sim.idle) await sim.step();
+
+  const out = kafka.committedRecords(`${name}-out`);
+  const written = out.map((record) => JSON.parse(record.value?.toString() ?? 'null') as Total);
+  problems.push(...compareOutput(config.kind, written, expectedOutput(config.kind, orders)));
+  // A sink keyed as its stage is keeps each key's results in order; after a second keyBy, two shards may write one sink key.
+  if (config.kind === 'one-stage') problems.push(...keyOrderProblems(out));
+  if (kafka.openTransactions().length > 0) problems.push(`transactions left open: ${kafka.openTransactions().join(', ')}`);
+  const record = await coordinatorStore.inspect();
+  for (const { target } of mappings) {
+    const shardRecord = await store.inspect(shardRefOf(plan, target));
+    const progress = runtimeProgressOf(shardRecord?.progress);
+    const where = `${target.stageId}/${target.topic}/${target.partition}`;
+    const size = JSON.stringify(shardRecord ?? {}).length;
+    if (size > RECORD_SIZE_BUDGET) problems.push(`${where}: shard record of ${size} bytes, over its budget of ${RECORD_SIZE_BUDGET}`);
+    if (progress.pending.some((p) => p.checkpoint > record.committed)) problems.push(`${where}: transactions still wait for a checkpoint`);
+    const watermark = progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER;
+    const overdue = (progress.executor?.timers ?? []).filter((timer) => timer.domain === 'event' && timer.timestamp <= watermark);
+    if (overdue.length > 0) problems.push(`${where}: ${overdue.length} timers at or below the watermark never fired`);
+  }
+  if (plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) problems.push('the pipeline is not EXACTLY_ONCE');
+  await processor.close();
+  return { config, problems, steps: sim.steps, counts: { ...counts, ...sim.counts }, trace: sim.trace };
+}
+
+/** A key's results are written in order: each window after the one before it. */
+function keyOrderProblems(records: readonly KafkaRecord[]): string[] {
+  const last = new Map<string, number>();
+  const problems: string[] = [];
+  for (const record of records) {
+    const total = JSON.parse(record.value?.toString() ?? 'null') as Total;
+    const key = `${record.partition}/${record.key?.toString() ?? ''}`;
+    const previous = last.get(key);
+    if (previous !== undefined && total.windowStart <= previous) problems.push(`key ${key}: window ${total.windowStart} written after ${previous}`);
+    last.set(key, total.windowStart);
+  }
+  return problems;
+}
