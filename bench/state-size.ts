@@ -19,7 +19,7 @@ import {
 import { createDocumentClient, createS3Client } from '../lib/aws/clients.js';
 import { createRecordWriter, KafkaAdmin, type OutputRecord } from '../lib/kafka/index.js';
 import { startDynamoDbEmulatorThread, startS3Emulator } from '../lib/offline/emulators.js';
-import { PipelineRuntime } from '../lib/runtime/runtime.js';
+import { PipelineRuntime } from '../lib/aws/runtime.js';
 import { checkpointManifestKey, readManifest } from '../lib/snapshot/checkpoint-state.js';
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';

@@ -2,10 +2,10 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import type { ShardTarget } from '../runtime/coordinator.js';
 import { coordinatorPeriodMs, repeatCoordinator } from '../runtime/coordinator-loop.js';
-import { commitHandler, coordinatorHandler, processorHandler, type TickEvent } from '../runtime/handlers.js';
+import { commitHandler, coordinatorHandler, processorHandler, type TickEvent } from './handlers.js';
 import type { LambdaKafkaEvent } from './kafka-event.js';
 import { Observability } from './observability.js';
-import { configFromEnvironment, PipelineRuntime } from '../runtime/runtime.js';
+import { configFromEnvironment, PipelineRuntime } from './runtime.js';
 import { requiredEnvironment } from './environment.js';
 
 export { requiredEnvironment } from './environment.js';

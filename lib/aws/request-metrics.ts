@@ -1,15 +1,16 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 
-/** Requests by `<service>.<operation>`, for example `DynamoDB.PutItem` or `S3.PutObject`. */
-export type RequestCounts = Readonly<Record<string, number>>;
+import type { RequestCounts, RequestTally } from '../runtime/request-counts.js';
+
+export type { RequestCounts } from '../runtime/request-counts.js';
 
 /**
  * Counts the requests AWS clients send, by operation — what DynamoDB on-demand and S3 bill
  * by — so that each batch and each checkpoint can report what it cost. Each command counts
  * once, however often the SDK retried it.
  */
-export class RequestCounter {
+export class RequestCounter implements RequestTally {
   private readonly counts = new Map<string, number>();
 
   attach(client: DynamoDBDocumentClient | S3Client, service: 'DynamoDB' | 'S3'): void {

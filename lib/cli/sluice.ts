@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { describePlan, formatPlan } from '../plan/explain.js';
 import { planPipeline, PipelineValidationError } from '../plan/planner.js';
-import { configFromEnvironment, PipelineRuntime } from '../runtime/runtime.js';
+import { configFromEnvironment, PipelineRuntime } from '../aws/runtime.js';
 import { formatStatus, pipelineStatus } from '../runtime/status.js';
 import { OfflineSession } from '../offline/offline.js';
 import { loadPipeline, loadPipelineModule } from './load-pipeline.js';

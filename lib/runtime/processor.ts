@@ -5,7 +5,7 @@ import { TransactionLostError } from '../kafka/errors.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
-import type { RequestCounter, RequestCounts } from '../aws/request-metrics.js';
+import type { RequestCounts, RequestTally } from './request-counts.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
@@ -68,7 +68,7 @@ export interface ProcessorOptions {
    */
   readonly snapshots?: SnapshotStore;
   /** Counts the AWS requests of each batch for its report. */
-  readonly requests?: RequestCounter;
+  readonly requests?: RequestTally;
   readonly clock?: () => number;
   /**
    * Transactional ids per shard. The invocation holding epoch `e` uses slot `e % size`, so a

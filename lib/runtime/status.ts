@@ -3,7 +3,11 @@ import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { CoordinatorRecord } from '../state/coordinator-store.js';
 import { shardRefOf } from './coordinator.js';
 import { runtimeProgressOf } from './processor.js';
-import type { PipelineRuntime } from './runtime.js';
+import type { TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
+import type { Plan } from '../plan/plan.js';
+import type { CoordinatorStore } from '../state/coordinator-store.js';
+import type { ShardStore } from '../state/shard-store.js';
+import type { ShardTarget } from './coordinator.js';
 
 /**
  * A pending transaction as the broker sees it: `open` (waiting for its checkpoint),
@@ -38,7 +42,17 @@ function stateOf(handle: TransactionHandle, description: TransactionDescription 
 }
 
 /** What `sluice status` shows: checkpoints, and per shard its position, lag and transactions. */
-export async function pipelineStatus(runtime: PipelineRuntime): Promise<PipelineStatus> {
+/** What the status reads: a pipeline's plan, stores and Kafka clients (a PipelineRuntime has them). */
+export interface StatusSources {
+  readonly plan: Plan;
+  readonly store: ShardStore;
+  readonly coordinator: CoordinatorStore;
+  readonly admin: TopicAdmin;
+  readonly committer: TransactionCommitter;
+  shards(): Promise<ShardTarget[]>;
+}
+
+export async function pipelineStatus(runtime: StatusSources): Promise<PipelineStatus> {
   const { plan, store, committer } = runtime;
   const record = await runtime.coordinator.get();
   const targets = await runtime.shards();

@@ -4,8 +4,8 @@
 import { seconds } from '../api/index.js';
 import { CommittedRangeReader, KafkaAdmin } from '../kafka/index.js';
 import { listShards } from '../runtime/coordinator.js';
-import { commitHandler, coordinatorHandler, processorHandler } from '../runtime/handlers.js';
-import type { PipelineRuntime } from '../runtime/runtime.js';
+import { commitHandler, coordinatorHandler, processorHandler } from '../aws/handlers.js';
+import type { PipelineRuntime } from '../aws/runtime.js';
 import { lambdaRecords } from '../offline/msk-event.js';
 
 export class LambdaDriver {

@@ -5,7 +5,7 @@ import { minutes } from '../../../lib/api/index.js';
 import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.js';
 import { sluice } from '../../helpers/cli.js';
 import { createRecordWriter } from '../../../lib/kafka/index.js';
-import { PipelineRuntime } from '../../../lib/runtime/runtime.js';
+import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { testBrokers, uniqueName } from '../../helpers/kafka.js';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { minutes } from '../../../lib/api/index.js';
 import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.js';
 import { createRecordWriter, partitionForKey } from '../../../lib/kafka/index.js';
-import { PipelineRuntime } from '../../../lib/runtime/runtime.js';
+import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';

@@ -1,7 +1,7 @@
-import type { RequestCounts } from '../aws/request-metrics.js';
-import { decodeKafkaEvent, type LambdaKafkaEvent } from '../aws/kafka-event.js';
-import { commitCompletedCheckpoints, runCoordinator, type CommitReport, type CoordinatorOutcome, type ShardTarget } from './coordinator.js';
-import type { BatchReport } from './processor.js';
+import type { RequestCounts } from './request-metrics.js';
+import { decodeKafkaEvent, type LambdaKafkaEvent } from './kafka-event.js';
+import { commitCompletedCheckpoints, runCoordinator, type CommitReport, type CoordinatorOutcome, type ShardTarget } from '../runtime/coordinator.js';
+import type { BatchReport } from '../runtime/processor.js';
 import type { PipelineRuntime } from './runtime.js';
 
 /** The coordinator's request to process a shard that received nothing: its time moves, it acknowledges. */

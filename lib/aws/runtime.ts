@@ -1,7 +1,7 @@
 import type { StreamExecutionEnvironment } from '../api/environment.js';
-import { createDocumentClient, createS3Client, type AwsClientOptions } from '../aws/clients.js';
-import { requiredEnvironment } from '../aws/environment.js';
-import { RequestCounter } from '../aws/request-metrics.js';
+import { createDocumentClient, createS3Client, type AwsClientOptions } from './clients.js';
+import { requiredEnvironment } from './environment.js';
+import { RequestCounter } from './request-metrics.js';
 import { S3SnapshotStore } from '../snapshot/s3-store.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import { connectKafka, type KafkaClients, type TopicAdmin, type TransactionCommitter } from '../kafka/clients.js';
@@ -11,9 +11,9 @@ import { planPipeline } from '../plan/planner.js';
 import { DynamoCoordinatorStore, type CoordinatorStore } from '../state/coordinator-store.js';
 import { DynamoShardStore } from '../state/dynamodb-shard-store.js';
 import type { ShardStore } from '../state/shard-store.js';
-import { listShards, type ShardTarget } from './coordinator.js';
-import { Processor, type ProcessorOptions } from './processor.js';
-import { restoreSnapshot, writeSavepoint, type RestoreReport, type RestoreSource } from './savepoints.js';
+import { listShards, type ShardTarget } from '../runtime/coordinator.js';
+import { Processor, type ProcessorOptions } from '../runtime/processor.js';
+import { restoreSnapshot, writeSavepoint, type RestoreReport, type RestoreSource } from '../runtime/savepoints.js';
 
 /** Where a deployed (or offline) pipeline keeps its state and reaches Kafka. */
 export interface RuntimeConfig {
