@@ -185,8 +185,12 @@ export class Processor {
           (p) => p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
         ),
       readBehind: async (from: number) => {
-        const { records } = await this.options.kafka.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS);
-        return { records, more: records.length === MAX_CATCH_UP_RECORDS };
+        const { records, next } = await this.options.kafka.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS);
+        if (records.length === MAX_CATCH_UP_RECORDS) return { records, more: true };
+        // A read stops at the last stable offset: with a transaction still open before the log's
+        // end, the shard has not caught up, and later ticks read on.
+        const log = this.inputLog(topic, partition);
+        return { records, more: !(await log.readThrough(next, await log.end())) };
       },
     });
     this.options.onStep?.('claimed-and-state-written', shard);
