@@ -91,7 +91,9 @@ async function writeCheckpointManifest(
       offset: position?.offset ?? null,
       executor: position?.executor ?? null,
       acknowledgedWatermark: shardProgress.acknowledgedWatermark,
-      transactions: shardProgress.pending.filter((p) => p.checkpoint <= checkpoint).map((p) => p.handle),
+      // Only what this checkpoint commits: older handles may still be pending in the record, but
+      // they are committed, and their ids may have been reused since.
+      transactions: shardProgress.pending.filter((p) => p.checkpoint > record.committed && p.checkpoint <= checkpoint).map((p) => p.handle),
       state: await compactShardState(
         snapshots,
         shardRefOf(plan, target),

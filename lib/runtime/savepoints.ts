@@ -1,4 +1,5 @@
 import type { TransactionCommitter } from '../kafka/clients.js';
+import { TransactionLostError } from '../kafka/errors.js';
 import { partitionForKey } from '../kafka/partitioning.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import {
@@ -134,7 +135,16 @@ export async function restoreSnapshot(options: RestoreOptions, source: RestoreSo
   if (committedNow) {
     for (const entry of manifest.shards) {
       for (const handle of entry.transactions) {
-        await committer.commit(handle);
+        try {
+          await committer.commit(handle);
+        } catch (error) {
+          if (!(error instanceof TransactionLostError)) throw error;
+          throw new Error(
+            `Checkpoint ${manifest.checkpoint} cannot be restored: the broker lost one of its transactions ` +
+              `(${error.message}) Restore the checkpoint before it, ${before.committed}, instead.`,
+            { cause: error },
+          );
+        }
         transactionsCommitted++;
       }
     }
