@@ -1,3 +1,5 @@
+import type { Plan } from '../plan/plan.js';
+import { planTopics } from '../plan/topics.js';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
@@ -7,7 +9,6 @@ import { brokersFromEnvironment } from '../kafka/connection.js';
 import { CommittedRangeReader } from '../kafka/range-reader.js';
 import type { OutputRecord } from '../kafka/records.js';
 import { createRecordWriter, type RecordWriter } from '../kafka/writer.js';
-import type { Plan } from '../plan/plan.js';
 import { coordinatorPeriodMs } from '../runtime/coordinator-loop.js';
 import type { BatchReport } from '../runtime/processor.js';
 import { commitHandler, coordinatorHandler, processorHandler } from '../aws/handlers.js';
@@ -42,17 +43,6 @@ export interface OfflineOptions {
   /** The live status line, rewritten every second. */
   readonly status?: (line: string) => void;
   readonly env?: NodeJS.ProcessEnv;
-}
-
-function sourceTopics(plan: Plan): string[] {
-  return plan.stages.flatMap((stage) => (stage.input.kind === 'source' ? [...(stage.input.source.source.config.topics ?? [])] : []));
-}
-
-function sinkTopics(plan: Plan): string[] {
-  const topics = plan.stages.flatMap((stage) =>
-    stage.nodes.flatMap((node) => (node.role === 'sink' && node.transformation.sink.config.serializer.topic ? [node.transformation.sink.config.serializer.topic] : [])),
-  );
-  return [...new Set(topics)];
 }
 
 /** Counts records in and out over the last interval, for the status line. */
@@ -156,17 +146,18 @@ export class OfflineSession {
     this.stops.push(() => admin.close());
     const partitions = options.partitions ?? 4;
     const existing = new Set(await admin.listTopics());
+    const topics = planTopics(plan);
     await admin.ensureTopics([
-      ...[...sourceTopics(plan), ...sinkTopics(plan)].filter((topic) => !existing.has(topic)).map((topic) => ({ topic, partitions })),
-      ...plan.stages.flatMap((stage) => (stage.input.kind === 'repartition' ? [{ topic: stage.input.topic, partitions: stage.input.partitions }] : [])),
+      ...[...topics.sources, ...topics.sinks, ...topics.deadLetters].filter((topic) => !existing.has(topic)).map((topic) => ({ topic, partitions })),
+      ...topics.repartitions,
     ]);
     say(`Sluice offline: pipeline ${pipelineName} on ${brokers.join(',')}; state in ${stateDir}`);
 
     const throughput = new Throughput();
     for (const stage of plan.stages) {
       const handler = processorHandler(runtime, stage.id);
-      const topics = stage.input.kind === 'repartition' ? [stage.input.topic] : sourceTopics({ ...plan, stages: [stage] });
-      for (const description of await admin.describeTopics(topics)) {
+      const inputs = planTopics({ ...plan, stages: [stage] });
+      for (const description of await admin.describeTopics([...inputs.sources, ...inputs.repartitions.map(({ topic }) => topic)])) {
         const mapping = new EventSourceMapping({
           kafka,
           topic: description.topic,
@@ -185,8 +176,8 @@ export class OfflineSession {
     }
 
     this.scheduleCoordinator(runtime, plan);
-    if (options.generateRate && options.generateInput) await this.generate(kafka, sourceTopics(plan), admin, options.generateRate, options.generateInput);
-    if (options.printOutput) await this.printOutput(kafka, sinkTopics(plan), admin);
+    if (options.generateRate && options.generateInput) await this.generate(kafka, topics.sources, admin, options.generateRate, options.generateInput);
+    if (options.printOutput) await this.printOutput(kafka, topics.sinks, admin);
     if (options.status) {
       const status = options.status;
       let reporting = false;
@@ -247,7 +238,7 @@ export class OfflineSession {
   }
 
   /** Writes `rate` generated records a second, numbered on from what the source topics hold already. */
-  private async generate(kafka: { brokers: string[] }, topics: string[], admin: KafkaAdmin, rate: number, input: InputGenerator): Promise<void> {
+  private async generate(kafka: { brokers: string[] }, topics: readonly string[], admin: KafkaAdmin, rate: number, input: InputGenerator): Promise<void> {
     const held = await admin.describeTopics(topics);
     let index = held.reduce((sum, t) => sum + t.partitions.reduce((n, p) => n + Number(p.high), 0), 0);
     const writer: RecordWriter = createRecordWriter('AT_LEAST_ONCE', kafka);
@@ -263,7 +254,7 @@ export class OfflineSession {
   }
 
   /** Prints every record the sinks' topics receive from now on, as read_committed readers see it. */
-  private async printOutput(kafka: { brokers: string[] }, topics: string[], admin: KafkaAdmin): Promise<void> {
+  private async printOutput(kafka: { brokers: string[] }, topics: readonly string[], admin: KafkaAdmin): Promise<void> {
     const reader = new CommittedRangeReader(kafka);
     this.stops.push(() => reader.close());
     const positions = new Map<string, number>();
