@@ -108,13 +108,25 @@ async function freePort(): Promise<number> {
 }
 
 /**
+ * moto's server app, answering one request at a time. \`python -m moto.server\` serves requests
+ * on threads, and moto's backends do not lock a conditional write's check and its write: two
+ * racing conditional PutItems could both succeed there, which DynamoDB never allows.
+ */
+const MOTO_SERVER = [
+  'import sys',
+  'from werkzeug.serving import run_simple',
+  'from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app',
+  'run_simple(sys.argv[1], int(sys.argv[2]), DomainDispatcherApplication(create_backend_app), threaded=False)',
+].join('\n');
+
+/**
  * moto's server (Python, from PyPI: \`pip install "moto[server]"\`) on 127.0.0.1: a second,
  * stricter emulator of DynamoDB and S3, to check that what passes on dynalite is not an
  * accident of its leniency. Runs as a child process, stopped on close.
  */
 export async function startMotoServer(python = process.env.PYTHON ?? 'python3', startTimeoutMs = 30_000): Promise<Emulator> {
   const port = await freePort();
-  const child = spawn(python, ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(python, ['-c', MOTO_SERVER, '127.0.0.1', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2_000)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
