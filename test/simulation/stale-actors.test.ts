@@ -5,7 +5,7 @@ import { minutes } from '../../lib/api/index.js';
 import type { TransactionHandle } from '../../lib/kafka/index.js';
 import { planPipeline } from '../../lib/plan/planner.js';
 import { commitCompletedCheckpoints, listShards, runCoordinator, shardRefOf, type ShardTarget } from '../../lib/runtime/coordinator.js';
-import { Processor, runtimeProgressOf, type ProcessorStep } from '../../lib/runtime/processor.js';
+import { Processor, runtimeProgressOf, type ProcessorOptions, type ProcessorStep } from '../../lib/runtime/processor.js';
 import { checkpointManifestKey, readManifest } from '../../lib/snapshot/checkpoint-state.js';
 import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
 import { MemoryCoordinatorStore } from '../../lib/state/coordinator-store.js';
@@ -13,7 +13,7 @@ import { MemoryShardStore } from '../../lib/state/memory-shard-store.js';
 import { KafkaTwin } from '../../lib/testing/kafka-twin.js';
 import { compareOutput, expectedOutput, SCHEDULE_KINDS } from '../helpers/order-totals-kinds.js';
 import { expectedTotals, type GeneratedOrder } from '../helpers/orders.js';
-import { orderTotalsPipeline, type Total } from '../helpers/pipelines.js';
+import { orderTotalsPipeline, type OrderTotalsOptions, type Total } from '../helpers/pipelines.js';
 
 class Crash extends Error {}
 
@@ -21,35 +21,39 @@ function order(i: number, timestamp: number): GeneratedOrder {
   return { orderId: `o-${i}`, category: 'books', amount: 10 + i, timestamp, late: false };
 }
 
+/** A pipeline on the simulation's twins, with a clock the test moves by hand. */
+async function onTwins(options: Omit<OrderTotalsOptions, 'input' | 'brokers'>, processorOptions: Partial<ProcessorOptions> = {}) {
+  const time = { now: Date.UTC(2026, 11, 1, 9, 0, 0) };
+  const clock = () => time.now;
+  const kafka = new KafkaTwin({ clock });
+  const plan = planPipeline(orderTotalsPipeline({ ...options, input: 'orders', brokers: ['127.0.0.1:1'] }));
+  kafka.createTopic('orders', 1);
+  kafka.createTopic(`${options.name}-out`, 2);
+  for (const stage of plan.stages) if (stage.input.kind === 'repartition') kafka.createTopic(stage.input.topic, stage.input.partitions);
+  const store = new MemoryShardStore();
+  const coordinator = new MemoryCoordinatorStore();
+  const snapshots = new MemorySnapshotStore();
+  const processor = new Processor({ plan, store, coordinator, kafka, clock, snapshots, ...processorOptions });
+  const shards = await listShards(plan, kafka.admin);
+  return { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards };
+}
+
 describe('a stale commit function', () => {
   it('does not roll back a committed transaction whose transactional id was reused since', async () => {
-    let now = Date.UTC(2026, 11, 1, 9, 0, 0);
-    const clock = () => now;
-    const kafka = new KafkaTwin({ clock });
-    const plan = planPipeline(orderTotalsPipeline({ name: 'stale', input: 'orders', brokers: ['127.0.0.1:1'], window: minutes(5) }));
-    kafka.createTopic('orders', 1);
-    kafka.createTopic('stale-out', 1);
-    const store = new MemoryShardStore();
-    const coordinator = new MemoryCoordinatorStore();
-    const snapshots = new MemorySnapshotStore();
     let crashAt: ProcessorStep | undefined;
-    const processor = new Processor({
-      plan,
-      store,
-      coordinator,
-      kafka,
-      clock,
-      snapshots,
-      transactionPoolSize: 2,
-      onStep: (step) => {
-        if (step === crashAt) throw new Crash(step);
+    const { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards } = await onTwins(
+      { name: 'stale', window: minutes(5) },
+      {
+        transactionPoolSize: 2,
+        onStep: (step) => {
+          if (step === crashAt) throw new Crash(step);
+        },
       },
-    });
-    const shards = await listShards(plan, kafka.admin);
+    );
     const [target] = shards;
     if (!target) throw new Error('no shard');
     const tick = () => Promise.resolve();
-    const start = now - 3_600_000;
+    const start = time.now - 3_600_000;
     const orders = [order(0, start), order(1, start + 400_000), order(2, start + 800_000), order(3, start + 1_200_000), order(4, start + 4_000_000)];
     const offsets = kafka.append(orders.map((o) => ({ topic: 'orders', partition: 0, key: o.category, value: JSON.stringify(o), timestamp: o.timestamp })));
     const records = (from: number, to: number) => kafka.reader.read({ topic: 'orders', partition: 0, from, to });
@@ -59,7 +63,7 @@ describe('a stale commit function', () => {
     await runCoordinator({ plan, store, coordinator, shards, tick, clock, snapshots });
     const first = await deliver(0, 2);
     expect(first.recordsOut).toBe(1);
-    now += 1_000;
+    time.now += 1_000;
     expect((await runCoordinator({ plan, store, coordinator, shards, tick, clock, snapshots })).outcome).toBe('completed');
 
     // A commit run reads the shard's pending H1 and is held before it commits it.
@@ -97,7 +101,7 @@ describe('a stale commit function', () => {
     // The rest of the input, then checkpoints until everything is committed.
     await deliver(2, 5);
     for (let round = 0; round < 4; round++) {
-      now += 11_000;
+      time.now += 11_000;
       await runCoordinator({ plan, store, coordinator, shards, tick: async (t) => {
           await processor.processShard(t.stageId, t.topic, t.partition, []);
         }, clock, snapshots });
@@ -113,20 +117,11 @@ describe('a stale commit function', () => {
 
 describe('a rolled-back stage', () => {
   it('keeps its previous committed watermark until its replay is committed, so later stages get the replay on time', async () => {
-    let now = Date.UTC(2026, 11, 1, 9, 0, 0);
-    const clock = () => now;
-    const kafka = new KafkaTwin({ clock });
-    const plan = planPipeline(
-      orderTotalsPipeline({ name: 'held', input: 'orders', brokers: ['127.0.0.1:1'], ...SCHEDULE_KINDS['two-stage'], transactionTimeoutMs: 4_000 }),
-    );
-    kafka.createTopic('orders', 1);
-    kafka.createTopic('held-out', 2);
-    for (const stage of plan.stages) if (stage.input.kind === 'repartition') kafka.createTopic(stage.input.topic, stage.input.partitions);
-    const store = new MemoryShardStore();
-    const coordinator = new MemoryCoordinatorStore();
-    const snapshots = new MemorySnapshotStore();
-    const processor = new Processor({ plan, store, coordinator, kafka, clock, snapshots });
-    const shards = await listShards(plan, kafka.admin);
+    const { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards } = await onTwins({
+      name: 'held',
+      ...SCHEDULE_KINDS['two-stage'],
+      transactionTimeoutMs: 4_000,
+    });
     const invoke = (t: ShardTarget, records: Awaited<ReturnType<typeof kafka.reader.read>>) =>
       processor.processShard(t.stageId, t.topic, t.partition, records);
     const tick = async (t: ShardTarget) => {
@@ -134,7 +129,7 @@ describe('a rolled-back stage', () => {
     };
     const coordinate = () => runCoordinator({ plan, store, coordinator, shards, tick, clock, snapshots });
     const commit = () => commitCompletedCheckpoints({ plan, store, coordinator, committer: kafka.committer, shards, snapshots });
-    const start = now - 3_600_000;
+    const start = time.now - 3_600_000;
     const orders = Array.from({ length: 12 }, (_, i) => ({
       orderId: `o-${i}`,
       category: `category-${i % 3}`,
@@ -150,10 +145,10 @@ describe('a rolled-back stage', () => {
     // Checkpoint 1 covers stage 1's whole output, in one transaction, which the broker then aborts.
     await coordinate();
     await invoke(source, await kafka.reader.read({ topic: 'orders', partition: 0, from: 0, to: 13 }));
-    now += 500;
+    time.now += 500;
     expect((await coordinate()).outcome).toBe('completed');
     // Stage 1 has no sink of its own: its transactions take the default timeout of 15 minutes.
-    now += 901_000;
+    time.now += 901_000;
     const report = await commit();
     expect(report.rollbacks).toHaveLength(1);
     const record = await coordinator.get();
@@ -167,7 +162,7 @@ describe('a rolled-back stage', () => {
     // From here on, ticks and deliveries as a mapping would make them, until everything is
     // committed (checkpoints every second, well within the sink's 4 s transaction timeout).
     for (let round = 0; round < 20; round++) {
-      now += 1_500;
+      time.now += 1_500;
       await coordinate();
       await commit();
       for (const target of shards) {
@@ -183,18 +178,8 @@ describe('a rolled-back stage', () => {
 
 describe('a stale coordinator', () => {
   it("never rewrites a committed checkpoint's manifest from shard records read after it moved on", async () => {
-    let now = Date.UTC(2026, 11, 1, 9, 0, 0);
-    const clock = () => now;
-    const kafka = new KafkaTwin({ clock });
-    const plan = planPipeline(orderTotalsPipeline({ name: 'late', input: 'orders', brokers: ['127.0.0.1:1'], window: minutes(5) }));
-    kafka.createTopic('orders', 1);
-    kafka.createTopic('late-out', 1);
-    const store = new MemoryShardStore();
-    const coordinator = new MemoryCoordinatorStore();
-    const snapshots = new MemorySnapshotStore();
-    const processor = new Processor({ plan, store, coordinator, kafka, clock, snapshots });
-    const shards = await listShards(plan, kafka.admin);
-    const start = now - 3_600_000;
+    const { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards } = await onTwins({ name: 'late', window: minutes(5) });
+    const start = time.now - 3_600_000;
     const orders = [order(0, start), order(1, start + 400_000), order(2, start + 800_000)];
     kafka.append(orders.map((o) => ({ topic: 'orders', partition: 0, key: o.category, value: JSON.stringify(o), timestamp: o.timestamp })));
     const deliver = async (from: number, to: number) =>
@@ -221,7 +206,7 @@ describe('a stale coordinator', () => {
       },
       update: (record: Parameters<MemoryCoordinatorStore['update']>[0]) => coordinator.update(record),
     };
-    now += 1_000;
+    time.now += 1_000;
     const stale = runCoordinator({ plan, store, coordinator: staleStore, shards, tick, clock, snapshots });
     await readTheRecord;
     // Another completes checkpoint 1, it is committed, and the shard's next commit drops its deltas.
