@@ -98,6 +98,11 @@ export interface BatchReport {
 }
 
 const DEFAULT_POOL_SIZE = 64;
+/**
+ * The most deltas a shard record holds while no checkpoint commits them (a checkpoint stalled
+ * behind a rollback, say): a few hundred bytes each, well inside DynamoDB's 400 KB item.
+ */
+const MAX_UNCOMMITTED_DELTAS = 256;
 /** The most a tick reads to catch a rolled-back shard up with its log. */
 const MAX_CATCH_UP_RECORDS = 10_000;
 
@@ -179,11 +184,12 @@ export class Processor {
         : {}),
       ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.options.kafka.reader.read({ topic, partition, from, to }) } : {}),
       backlog: async (offset) => (await this.options.kafka.reader.readAvailable(topic, partition, offset, 1)).records.length > 0,
-      canWrite: (claim) =>
-        plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE ||
-        !uncommittedPending(claim.progress, checkpoints.committed).some(
-          (p) => p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
-        ),
+      canProceed: (claim) =>
+        runtimeProgressOf(claim.progress).deltas.filter((d) => d.checkpoint > checkpoints.committed).length < MAX_UNCOMMITTED_DELTAS &&
+        (plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE ||
+          !uncommittedPending(claim.progress, checkpoints.committed).some(
+            (p) => p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
+          )),
       readBehind: async (from: number) => {
         const { records, next } = await this.options.kafka.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS);
         if (records.length === MAX_CATCH_UP_RECORDS) return { records, more: true };

@@ -78,12 +78,13 @@ export interface ShardBatchOptions {
    */
   readonly readBehind?: (from: number) => Promise<{ records: KafkaRecord[]; more: boolean }>;
   /**
-   * Whether the claim may write output. When it may not (its transactional id still holds a
-   * transaction that waits for a checkpoint), the batch processes nothing and only
-   * acknowledges, so that the checkpoint can complete and free the id; the shard catches up
-   * on its records afterwards ({@link ShardProgress.catchUp}).
+   * Whether the claim may process its records. When it may not — its transactional id still
+   * holds a transaction that waits for a checkpoint, or its record holds as many uncommitted
+   * deltas as it may — the batch processes nothing and only acknowledges, so that the
+   * checkpoint can complete and free them; the shard catches up on its records afterwards
+   * ({@link ShardProgress.catchUp}).
    */
-  readonly canWrite?: (claim: ShardClaim) => boolean;
+  readonly canProceed?: (claim: ShardClaim) => boolean;
 }
 
 /** What a repartition stage asks of its input partition before it lets the input watermark through. */
@@ -183,7 +184,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
   const claim = await store.claim(shard);
   const progress = (claim.progress as ShardProgress | undefined) ?? INITIAL_PROGRESS;
   const expected = progress.offset ?? (options.startingOffset ? await options.startingOffset() : null);
-  if (options.canWrite && !options.canWrite(claim)) {
+  if (options.canProceed && !options.canProceed(claim)) {
     return {
       claim,
       outputs: emptyStageOutputs(),
