@@ -12,7 +12,7 @@ import {
   type ManifestShard,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import { markedCommitted, pendingRollback, requestRollback, rollbacksPending } from './rollback.js';
+import { markedCommitted, pendingRollback, requestRollback, rollbacksPending, rollbackToStart } from './rollback.js';
 import { runtimeProgressOf, shardOf, type RuntimeProgress } from './processor.js';
 
 /** One shard of the pipeline: a partition of a stage's input topic. */
@@ -152,7 +152,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
     for (const target of options.shards) progress.set(target, await progressOf(options, target));
     // A shard with a rollback to do is ticked too: its next invocation does it.
     const lagging = (targets: readonly ShardTarget[]) =>
-      targets.filter((target) => (progress.get(target)?.acknowledged ?? 0) < record.triggered || pendingRollback(record, target));
+      targets.filter((target) => (progress.get(target)?.acknowledged ?? 0) < record.triggered || rollbackToStart(record, target, now));
     const ticked = lagging(options.shards);
     for (const target of ticked) {
       await options.tick(target);
@@ -180,7 +180,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
     return { outcome: 'waiting', record };
   }
   // A rollback waits for no checkpoint: the shard's invocation does it now.
-  for (const target of options.shards) if (pendingRollback(record, target)) await options.tick(target);
+  for (const target of options.shards) if (rollbackToStart(record, target, now)) await options.tick(target);
   const { intervalMs, minPauseMs } = plan.checkpointing;
   if (intervalMs <= 0) return { outcome: 'idle', record };
   const due = Math.max(record.triggeredAt + intervalMs, record.completedAt + minPauseMs);

@@ -9,7 +9,7 @@ import type { RequestCounts, RequestTally } from './request-counts.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
-import { finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
+import { beginRollback, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
 import { prepareShardBatch, type InputLog, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import type { ExecutorSnapshot, StageOutputs } from './stage-executor.js';
@@ -285,6 +285,7 @@ export class Processor {
   ): Promise<BatchReport> {
     const { plan, store, coordinator, snapshots } = this.options;
     if (!snapshots) throw new Error(`Shard ${shard.stage}/${shard.shard} must be rolled back, which needs the snapshot store: set SLUICE_SNAPSHOT_BUCKET`);
+    await beginRollback(coordinator, request, this.clock());
     const rollback = await rollBackLostTransaction({ plan, store, committer: this.options.kafka.committer, snapshots }, request, checkpoints);
     await finishRollback(coordinator, request);
     return {

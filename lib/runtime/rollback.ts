@@ -44,6 +44,32 @@ export function pendingRollback(record: CoordinatorRecord, target: ShardPosition
   return record.rollbacks?.find((request) => !request.done && sameTarget(request, target));
 }
 
+/**
+ * How long an invocation that began a rollback has before the coordinator ticks the shard
+ * again: each tick claims the shard, so ticking faster than a rollback takes would fence every
+ * attempt in turn.
+ */
+export const ROLLBACK_RETRY_MS = 5_000;
+
+/** The shard's rollback, if one is to be done and no invocation began it in the last {@link ROLLBACK_RETRY_MS}. */
+export function rollbackToStart(record: CoordinatorRecord, target: ShardPosition, now: number): RollbackRequest | undefined {
+  const request = pendingRollback(record, target);
+  return request && (request.attemptedAt === undefined || now - request.attemptedAt >= ROLLBACK_RETRY_MS) ? request : undefined;
+}
+
+/** Records that an invocation begins the rollback now. */
+export async function beginRollback(coordinator: CoordinatorStore, begun: RollbackRequest, now: number): Promise<void> {
+  for (;;) {
+    const current = await coordinator.get();
+    const requests = current.rollbacks ?? [];
+    if (!requests.some((request) => sameTarget(request, begun) && request.epoch === begun.epoch && !request.done)) return;
+    const rollbacks = requests.map((request) =>
+      sameTarget(request, begun) && request.epoch === begun.epoch ? { ...request, attemptedAt: now } : request,
+    );
+    if (await coordinator.update({ ...current, rollbacks })) return;
+  }
+}
+
 /** Whether any shard still has to roll back: no checkpoint completes meanwhile. */
 export function rollbacksPending(record: CoordinatorRecord): boolean {
   return (record.rollbacks ?? []).some((request) => !request.done);

@@ -44,6 +44,8 @@ export interface RollbackRequest {
   readonly base: number;
   /** What the broker said of the transaction. */
   readonly reason: string;
+  /** When an invocation last began the rollback: the coordinator lets it work before it ticks the shard again. */
+  readonly attemptedAt?: number;
   /**
    * The shard has rolled back. Until `checkpoint` is committed the request stays, so that the
    * stage's committed watermark is held back at that commit: the replay's output is not visible yet.
