@@ -111,6 +111,11 @@ function uncommittedPending(progress: unknown, committed: number): PendingTransa
   return runtimeProgressOf(progress).pending.filter((p) => p.checkpoint > committed);
 }
 
+/** The shard's state deltas that no committed checkpoint has covered yet. */
+function uncommittedDeltas(progress: unknown, committed: number): PendingDelta[] {
+  return runtimeProgressOf(progress).deltas.filter((d) => d.checkpoint > committed);
+}
+
 /** The shard of a stage's input partition. Sources may read several topics, so the topic is part of it. */
 export function shardOf(stage: Stage, topic: string, partition: number): ShardRef {
   return { stage: `${stage.id}/${topic}`, shard: partition };
@@ -185,7 +190,7 @@ export class Processor {
       ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.options.kafka.reader.read({ topic, partition, from, to }) } : {}),
       backlog: async (offset) => (await this.options.kafka.reader.readAvailable(topic, partition, offset, 1)).records.length > 0,
       canProceed: (claim) =>
-        runtimeProgressOf(claim.progress).deltas.filter((d) => d.checkpoint > checkpoints.committed).length < MAX_UNCOMMITTED_DELTAS &&
+        uncommittedDeltas(claim.progress, checkpoints.committed).length < MAX_UNCOMMITTED_DELTAS &&
         (plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE ||
           !uncommittedPending(claim.progress, checkpoints.committed).some(
             (p) => p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
@@ -207,7 +212,7 @@ export class Processor {
     // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
     const coveringCheckpoint = acknowledging ? acknowledged : acknowledged + 1;
     const pending = uncommittedPending(prepared.claim.progress, checkpoints.committed);
-    const deltas = previous.deltas.filter((d) => d.checkpoint > checkpoints.committed);
+    const deltas = uncommittedDeltas(prepared.claim.progress, checkpoints.committed);
     const { snapshots } = this.options;
     const producesOutput = [...prepared.outputs.sinks.values(), prepared.outputs.repartitions, prepared.outputs.deadLetters].some(
       (records) => records.length > 0,
