@@ -12,7 +12,7 @@ import { connectKafka, createRecordWriter, type KafkaAdmin, type KafkaRecord } f
 import { planPipeline } from '../../lib/plan/planner.js';
 import { commitCompletedCheckpoints, listShards, runCoordinator, type ShardTarget } from '../../lib/runtime/coordinator.js';
 import { Processor, type ProcessorStep } from '../../lib/runtime/processor.js';
-import { DynamoCoordinatorStore } from '../../lib/state/coordinator-store.js';
+import { DynamoCoordinatorStore, type CoordinatorRecord } from '../../lib/state/coordinator-store.js';
 import { DynamoShardStore, ensureStateTable } from '../../lib/state/dynamodb-shard-store.js';
 import { ShardFencedError } from '../../lib/state/shard-store.js';
 import { consumeTopic, uniqueName } from './kafka-io.js';
@@ -23,6 +23,7 @@ import { orderTotalsPipeline, type Total } from './pipelines.js';
 export type { ScheduleKind } from './order-totals-kinds.js';
 
 const PARTITIONS = 3;
+const SETTLE_ROUNDS = 30;
 
 export interface ScheduleEnvironment {
   readonly brokers: readonly string[];
@@ -194,6 +195,7 @@ export async function runSchedule(
   let brokerRestarts = 0;
   let rounds = 0;
 
+  let unsettled: string | undefined;
   const positions = new Map(shards.map((target) => [target, 0]));
   let redelivered = 0;
   let cut = 0;
@@ -226,6 +228,18 @@ export async function runSchedule(
       if (delivered === 0 || random() < 0.3) await coordinate();
       quietRounds = delivered === 0 ? quietRounds + 1 : 0;
     }
+    // A rollback, a held-back slot or a catch-up each take a checkpoint or two more to reach the
+    // output: the schedule ends once a few checkpoints have committed after the input went quiet.
+    const quietCommitted = (await retried(() => coordinator.get())).committed;
+    for (let round = 0; ; round++) {
+      const record = await retried(() => coordinator.get());
+      if (record.committed >= quietCommitted + plan.stages.length + 2 && (record.rollbacks ?? []).every((r) => r.done)) break;
+      if (round === SETTLE_ROUNDS) {
+        unsettled = `did not settle in ${SETTLE_ROUNDS} coordinator runs after the input went quiet: ${describeRecord(record)}`;
+        break;
+      }
+      await coordinate();
+    }
   } finally {
     await processor.close();
     await kafka.close();
@@ -233,11 +247,13 @@ export async function runSchedule(
   const expected = expectedOutput(kind, orders);
   const consumed = await consumeTopic(`${name}-out`, { brokers, expected: expected.size });
   const written = consumed.map((message) => JSON.parse(message.value ?? '') as Total);
+  const problems = compareOutput(kind, written, expected);
+  if (problems.length > 0 && !unsettled) problems.push(`at the end: ${describeRecord(await retried(() => coordinator.get()))}`);
   return {
     seed,
     kind,
     stages: plan.stages.length,
-    problems: compareOutput(kind, written, expected),
+    problems: [...(unsettled ? [unsettled] : []), ...problems],
     crashes,
     redelivered,
     cut,
@@ -248,4 +264,9 @@ export async function runSchedule(
     brokerRestarts,
     retriedErrors,
   };
+}
+
+function describeRecord(record: CoordinatorRecord): string {
+  const rollbacks = (record.rollbacks ?? []).map((r) => `${r.stageId}/${r.topic}/${r.partition}${r.done ? ' (done)' : ''}`);
+  return `checkpoints triggered ${record.triggered}, completed ${record.completed}, committed ${record.committed}; rollbacks ${rollbacks.join(', ') || 'none'}`;
 }
