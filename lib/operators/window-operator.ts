@@ -172,9 +172,12 @@ export class WindowOperator extends StreamOperator {
     const assigned = this.options.assigner.assignWindows(timestamp);
     let accepted = false;
     for (const assignedWindow of assigned) {
-      if (this.isWindowLate(assignedWindow)) continue;
-      accepted = true;
+      // As Flink's WindowOperator: merge first, then judge lateness on the merged window, so
+      // that an element whose own session is late still joins an open session it overlaps. A
+      // late window never merges (an open session ends later), so skipping it leaves nothing behind.
       const window = this.options.assigner.merging ? this.mergeInto(contents, assignedWindow) : assignedWindow;
+      if (this.isWindowLate(window)) continue;
+      accepted = true;
       const id = windowId(window);
       contents[id] = this.call(() => this.options.fn.add(contents[id], record.value));
       // As Flink's EventTimeTrigger: a window whose end the watermark has passed fires at once

@@ -171,6 +171,30 @@ describe('event-time session windows', () => {
     expect(harness.outputValues()).toEqual(['b [5,35) 7', 'a [0,80) 1+2+3']);
   });
 
+  it('take an element whose own session is late into the open session it overlaps, as Flink merges before judging lateness', () => {
+    const late = new OutputTag<Sale>('late');
+    const harness = OperatorTestHarness.of<Sale, string>(
+      (input) =>
+        input
+          .keyBy((s) => s.shop)
+          .window(EventTimeSessionWindows.withGap(30))
+          .sideOutputLateData(late)
+          .process<string>((shop, context, sales, out) => {
+            out.collect(`${shop} [${context.window.start},${context.window.end}) ${sales.map((s) => s.amount).join('+')}`);
+          })
+          .name('sessions'),
+      { sideOutputs: [late] },
+    );
+    harness.processElements([sale('a', 1, 100)]).processWatermark(110);
+    // [70, 100) alone ends before the watermark, but it touches the open session [100, 130).
+    harness.processElements([sale('a', 2, 70)]);
+    expect(Object.keys(harness.stateOf('sessions', 'windows').get('"a"') as object)).toEqual(['70:130']);
+    // [20, 50) touches no open session: it is late.
+    harness.processElements([sale('a', 4, 20)]).processWatermark(200);
+    expect(harness.outputValues()).toEqual(['a [70,130) 1+2']);
+    expect(harness.sideOutput(late)).toEqual([sale('a', 4, 20)]);
+  });
+
   it('merge aggregate accumulators', () => {
     const harness = OperatorTestHarness.of<Sale, number>((input) =>
       input.keyBy((s) => s.shop).window(EventTimeSessionWindows.withGap(10)).aggregate(average),
