@@ -5,6 +5,8 @@ export default defineConfig({
     globalSetup: ['test/setup/kafka-broker.ts'],
     reporters: ['default', './test/setup/summary-reporter.ts'],
     testTimeout: 60_000,
+    // The AWS SDK's notice that it will need Node 22 would fill the output of every test process.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     // The first start on a fresh machine fetches the broker from Maven Central.
     hookTimeout: 300_000,
     projects: [

@@ -2,6 +2,10 @@
 // The `sluice` command. Pipelines are TypeScript files, so TypeScript loading is registered first.
 import { register } from 'tsx/esm/api';
 
+// On this machine the AWS SDK talks to emulators or reads status; its ten-line notice that it
+// will need Node 22 says nothing about the pipeline (the functions run on nodejs22.x or newer).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 register();
 const { main } = await import('../lib/cli/sluice.ts');
 const code = await main(
