@@ -1,7 +1,12 @@
 // The seed pipeline: 5-minute order totals per category, exactly once.
-//   orders (JSON {orderId, category, amount, timestamp}) → keyBy category
-//   → 5-minute tumbling event-time windows, 10 s out-of-orderness → sum('amount')
-//   → order-aggregates (JSON {category, windowStart, windowEnd, amount}), EXACTLY_ONCE.
+//   orders (JSON {orderId, category, amount, timestamp}, keyed any way or not at all)
+//   → keyBy category → 5-minute tumbling event-time windows, 10 s out-of-orderness
+//   → sum('amount') → order-aggregates (JSON {category, windowStart, windowEnd, amount}),
+//   EXACTLY_ONCE.
+// The keyBy repartitions, as Flink's keyBy shuffles: two stages, joined by a repartition topic.
+// order-aggregation-in-place.ts is the same job for producers that key orders by category.
+// ORDER_AGGREGATION_NAMESPACE, when set, prefixes every name (pipeline, topics, consumer group,
+// transactional ids) so that several copies can share one cluster, as the tests do.
 import {
   DeliveryGuarantee,
   JsonDeserializationSchema,
@@ -35,6 +40,9 @@ export interface OrderAggregate {
 
 export const WINDOW_SIZE = minutes(5);
 const brokers = process.env.KAFKA_BROKERS ?? '127.0.0.1:9092';
+const namespace = process.env.ORDER_AGGREGATION_NAMESPACE ?? '';
+export const ORDERS_TOPIC = `${namespace}orders`;
+export const AGGREGATES_TOPIC = `${namespace}order-aggregates`;
 
 /** Accepts only well-formed orders; anything else is a bad record, named with its position. */
 export function parseOrder(value: unknown): Order {
@@ -56,51 +64,66 @@ function toAggregate(total: Order, { timestamp }: ElementContext): OrderAggregat
   return { category: total.category, windowStart: windowEnd - WINDOW_SIZE, windowEnd, amount: total.amount };
 }
 
-const env = StreamExecutionEnvironment.create({ name: 'order-aggregation' });
-env.enableCheckpointing(seconds(60));
+export interface OrderAggregationOptions {
+  /** Names the pipeline: its state, its repartition topic, its functions, and its consumer group and transactional ids. */
+  readonly name: string;
+  /**
+   * Every producer keys its orders by category with Kafka's default partitioner, so all of a
+   * category's orders are in one partition: the windows then run where the orders are read,
+   * with no repartition topic, in one stage. An order on another partition than its key's
+   * fails its batch (docs/api.md, "Keys, stages and repartition topics").
+   */
+  readonly partitionedByCategory: boolean;
+}
 
-const source = KafkaSource.builder<Order>()
-  .setBootstrapServers(brokers)
-  .setTopics('orders')
-  .setGroupId('order-processor')
-  .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-  .setValueOnlyDeserializer(new JsonDeserializationSchema(parseOrder))
-  // The order producers key each record by its category, so state stays with the partition.
-  .setPartitionedByRecordKey()
-  .build();
+export function orderAggregation({ name, partitionedByCategory }: OrderAggregationOptions): StreamExecutionEnvironment {
+  const env = StreamExecutionEnvironment.create({ name: `${namespace}${name}` });
+  env.enableCheckpointing(seconds(60));
 
-env
-  .fromSource(
-    source,
-    WatermarkStrategy.forBoundedOutOfOrderness<Order>(seconds(10)).withTimestampAssigner((order) => order.timestamp),
-    'Order Source',
-  )
-  .keyBy((order) => order.category)
-  .window(TumblingEventTimeWindows.of(WINDOW_SIZE))
-  .sum('amount')
-  .name('category-totals')
-  .map(toAggregate)
-  .name('to-aggregate')
-  .sinkTo(
-    KafkaSink.builder<OrderAggregate>()
-      .setBootstrapServers(brokers)
-      .setRecordSerializer(
-        KafkaRecordSerializationSchema.builder<OrderAggregate>()
-          .setTopic('order-aggregates')
-          .setKeySerializationSchema((aggregate) => aggregate.category)
-          .setValueSerializationSchema({ serialize: (aggregate) => JSON.stringify(aggregate) })
-          .build(),
-      )
-      .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
-      .setTransactionalIdPrefix('order-agg-tx')
-      .build(),
-  )
-  .name('Order Aggregates Sink');
+  const source = KafkaSource.builder<Order>()
+    .setBootstrapServers(brokers)
+    .setTopics(ORDERS_TOPIC)
+    .setGroupId(`${namespace}${name}`)
+    .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+    .setValueOnlyDeserializer(new JsonDeserializationSchema(parseOrder))
+    .setPartitionedByRecordKey(partitionedByCategory)
+    .build();
 
-export default env;
+  env
+    .fromSource(
+      source,
+      WatermarkStrategy.forBoundedOutOfOrderness<Order>(seconds(10)).withTimestampAssigner((order) => order.timestamp),
+      'Order Source',
+    )
+    .keyBy((order) => order.category)
+    .window(TumblingEventTimeWindows.of(WINDOW_SIZE))
+    .sum('amount')
+    .name('category-totals')
+    .map(toAggregate)
+    .name('to-aggregate')
+    .sinkTo(
+      KafkaSink.builder<OrderAggregate>()
+        .setBootstrapServers(brokers)
+        .setRecordSerializer(
+          KafkaRecordSerializationSchema.builder<OrderAggregate>()
+            .setTopic(AGGREGATES_TOPIC)
+            .setKeySerializationSchema((aggregate) => aggregate.category)
+            .setValueSerializationSchema({ serialize: (aggregate) => JSON.stringify(aggregate) })
+            .build(),
+        )
+        .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+        .setTransactionalIdPrefix(`${namespace}${name}-tx`)
+        .build(),
+    )
+    .name('Order Aggregates Sink');
+  return env;
+}
+
+export default orderAggregation({ name: 'order-aggregation', partitionedByCategory: false });
 
 const CATEGORIES = ['books', 'games', 'garden', 'kitchen', 'music', 'sports', 'tools', 'toys'];
-const FIRST_ORDER = Date.UTC(2026, 0, 1);
+/** The generated orders start at the hour the generator first ran, so the broker's retention keeps them. */
+const FIRST_ORDER = Math.floor(Date.now() / 3_600_000) * 3_600_000;
 
 /** A stable pseudo-random number in [0, 1) for order `index` and a purpose. */
 function noise(index: number, purpose: number): number {
@@ -110,17 +133,21 @@ function noise(index: number, purpose: number): number {
   return ((h ^ (h >>> 16)) >>> 0) / 4_294_967_296;
 }
 
-/**
- * Order number `index`, for `sluice offline --generate`: event time advances 50 ms an order
- * (at 2,000 orders a second, a 5-minute window closes every 3 s), each stamped up to 9 s early
- * (within the 10 s out-of-orderness), keyed by category as the order producers do.
- */
-export function generateInput(index: number) {
-  const order: Order = {
+/** Order number `index`: event time advances 50 ms an order, each stamped up to 9 s early (within the 10 s out-of-orderness). */
+export function generateOrder(index: number): Order {
+  return {
     orderId: `order-${index}`,
     category: CATEGORIES[Math.floor(noise(index, 0) * CATEGORIES.length)] ?? 'books',
     amount: 1 + Math.floor(noise(index, 1) * 500),
     timestamp: FIRST_ORDER + index * 50 - Math.floor(noise(index, 2) * 9_000),
   };
-  return { topic: 'orders', key: order.category, value: JSON.stringify(order) };
+}
+
+/**
+ * Order number `index` for `sluice offline --generate`, without a key: the producer spreads the
+ * orders over the partitions, and the keyBy brings each category together. At 2,000 orders a
+ * second, a 5-minute window closes every 3 s.
+ */
+export function generateInput(index: number) {
+  return { topic: ORDERS_TOPIC, value: JSON.stringify(generateOrder(index)) };
 }

@@ -34,6 +34,7 @@ export {
   DeliveryGuarantee,
   KafkaRecordSerializationSchema,
   KafkaSink,
+  RecordTimestamp,
   type Partitioner,
   type SerializationContext,
 } from './sink.js';

@@ -17,7 +17,23 @@ export interface KafkaRecordSerializationSchema<T> {
   serialize(element: T, context: SerializationContext): OutputRecord;
   /** The fixed topic, when there is one (for `explain`). */
   readonly topic: string | undefined;
+  /** Which time the records carry, when the builder made the schema (for `explain`). */
+  readonly recordTimestamp?: RecordTimestamp;
 }
+
+/**
+ * Which time a sink record carries. Flink's KafkaSink writes the element's timestamp, and so
+ * does Sluice by default; a topic with time retention then deletes output whose events are
+ * older than its retention.ms (a backfill, a replay of old input) at its next check.
+ */
+export const RecordTimestamp = {
+  /** The element's timestamp: a window result's is its window's last millisecond. As Flink. */
+  ELEMENT: 'ELEMENT',
+  /** None: the producer stamps the time of writing, so retention counts from when the output was written. */
+  WRITE_TIME: 'WRITE_TIME',
+} as const;
+
+export type RecordTimestamp = (typeof RecordTimestamp)[keyof typeof RecordTimestamp];
 
 export type Partitioner<T> = (element: T, key: Buffer | null, topic: string, partitions: number) => number;
 type Bytes = Buffer | string | null;
@@ -34,6 +50,7 @@ export const KafkaRecordSerializationSchema = {
     let valueSerializer: SerializationSchema<T> | undefined;
     let headerProvider: ((element: T) => Record<string, string | Buffer>) | undefined;
     let partitioner: Partitioner<T> | undefined;
+    let recordTimestamp: RecordTimestamp = RecordTimestamp.ELEMENT;
     const builder = {
       setTopic(name: string) {
         topic = name;
@@ -60,6 +77,14 @@ export const KafkaRecordSerializationSchema = {
         partitioner = custom;
         return builder;
       },
+      /** `RecordTimestamp.ELEMENT` (the default, as Flink) or `RecordTimestamp.WRITE_TIME`. */
+      setRecordTimestamp(timestamp: RecordTimestamp) {
+        if (!Object.values(RecordTimestamp).includes(timestamp)) {
+          throw new Error(`setRecordTimestamp takes RecordTimestamp.ELEMENT or RecordTimestamp.WRITE_TIME, not ${JSON.stringify(timestamp)}`);
+        }
+        recordTimestamp = timestamp;
+        return builder;
+      },
       build(): KafkaRecordSerializationSchema<T> {
         const fix = 'KafkaRecordSerializationSchema.builder()';
         if (!topic && !topicSelector) throw new Error(`${fix} needs setTopic('name') or setTopicSelector(element => name)`);
@@ -70,8 +95,10 @@ export const KafkaRecordSerializationSchema = {
         }
         const fixedTopic = topic;
         const select = topicSelector;
+        const stampsElementTime = recordTimestamp === RecordTimestamp.ELEMENT;
         return {
           topic: fixedTopic,
+          recordTimestamp,
           serialize(element, context) {
             const target = fixedTopic ?? select?.(element) ?? '';
             const key = keySerializer ? bytes(keySerializer(element)) : null;
@@ -83,7 +110,7 @@ export const KafkaRecordSerializationSchema = {
               key,
               value: bytes(serializeValue.serialize(element)),
               ...(headers ? { headers } : {}),
-              ...(context.timestamp === undefined ? {} : { timestamp: context.timestamp }),
+              ...(context.timestamp === undefined || !stampsElementTime ? {} : { timestamp: context.timestamp }),
               ...(partitioner ? { partition: partitioner(element, key, target, context.partitionCount(target)) } : {}),
             };
           },

@@ -1,6 +1,7 @@
-import type { Admin } from 'kafkajs';
+import kafkajs, { type Admin } from 'kafkajs';
 import { createKafkaClient, type KafkaConnectionOptions } from './connection.js';
 import { retryWhileRetriable } from './errors.js';
+import type { TimestampType } from './records.js';
 
 export interface TopicSpec {
   readonly topic: string;
@@ -24,16 +25,43 @@ export interface TopicDescription {
   }[];
 }
 
+/** What a topic's configuration says of its records' timestamps: how long it keeps them, and which it accepts. */
+export interface TopicTimestampPolicy {
+  readonly topic: string;
+  /** `retention.ms` when `cleanup.policy` deletes; -1 when the topic keeps records whatever their age. */
+  readonly retentionMs: number;
+  /** `message.timestamp.type`: with LOG_APPEND_TIME the broker stamps records itself, and ages them from then. */
+  readonly timestampType: TimestampType;
+  /** `message.timestamp.before.max.ms` and `…after.max.ms`: how far a CreateTime may lie from the broker's clock. */
+  readonly maxPastMs: number;
+  readonly maxFutureMs: number;
+}
+
+/** A topic's timestamp policy from its configuration; what the configuration leaves out keeps every record. */
+export function timestampPolicyOf(topic: string, config: Readonly<Record<string, string>>): TopicTimestampPolicy {
+  const deletes = (config['cleanup.policy'] ?? 'delete').split(',').includes('delete');
+  return {
+    topic,
+    retentionMs: deletes ? Number(config['retention.ms'] ?? -1) : -1,
+    timestampType: config['message.timestamp.type'] === 'LogAppendTime' ? 'LOG_APPEND_TIME' : 'CREATE_TIME',
+    maxPastMs: Number(config['message.timestamp.before.max.ms'] ?? Number.MAX_SAFE_INTEGER),
+    maxFutureMs: Number(config['message.timestamp.after.max.ms'] ?? Number.MAX_SAFE_INTEGER),
+  };
+}
+
 export interface ClusterDescription {
   readonly clusterId: string;
   readonly controller: number | null;
   readonly brokers: readonly { readonly nodeId: number; readonly host: string; readonly port: number }[];
 }
 
-/** Topic and cluster administration. Create one per process and close it when done. */
+// Node's ES-module loader does not see this enum among kafkajs's named exports.
+const TOPIC_RESOURCE = kafkajs.ConfigResourceTypes.TOPIC;
+
 /** How long a newly created topic may take to get leaders for all its partitions. */
 const TOPIC_READY_TIMEOUT_MS = 30_000;
 
+/** Topic and cluster administration. Create one per process and close it when done. */
 export class KafkaAdmin {
   private readonly admin: Admin;
   private connected: Promise<void> | undefined;
@@ -158,6 +186,26 @@ export class KafkaAdmin {
             .sort((a, b) => a.partition - b.partition),
         };
       }),
+    );
+  }
+
+  async timestampPolicies(topics: readonly string[]): Promise<TopicTimestampPolicy[]> {
+    if (topics.length === 0) return [];
+    await this.connect();
+    const { resources } = await retryWhileRetriable(
+      () =>
+        this.admin.describeConfigs({
+          includeSynonyms: false,
+          resources: topics.map((name) => ({
+            type: TOPIC_RESOURCE,
+            name,
+            configNames: ['cleanup.policy', 'retention.ms', 'message.timestamp.type', 'message.timestamp.before.max.ms', 'message.timestamp.after.max.ms'],
+          })),
+        }),
+      TOPIC_READY_TIMEOUT_MS,
+    );
+    return resources.map(({ resourceName, configEntries }) =>
+      timestampPolicyOf(resourceName, Object.fromEntries(configEntries.map((entry) => [entry.configName, entry.configValue]))),
     );
   }
 

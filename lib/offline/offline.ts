@@ -20,6 +20,45 @@ import { startDynamoDbEmulator, startS3Emulator, type Emulator } from './emulato
 import { EventSourceMapping } from './event-source-mapping.js';
 import { startLocalBroker, stopLocalBroker } from './kafka-broker.js';
 
+/**
+ * Settings of the topics offline mode creates: records are kept whatever their age, and their
+ * timestamps may run ahead of the clock (a generator may run event time faster than it).
+ */
+const KEEP_RECORDS = { 'retention.ms': '-1', 'message.timestamp.after.max.ms': '9223372036854775807' } as const;
+
+/**
+ * A pipeline whose state has never checkpointed has committed nothing to its repartition
+ * topics: committed records there come from another run's state (an older state folder, or
+ * another instance of the pipeline). Its later stages would read them as their own input.
+ */
+async function refuseForeignRepartitionRecords(
+  kafka: { brokers: string[] },
+  admin: KafkaAdmin,
+  repartitions: readonly { readonly topic: string }[],
+  stateDir: string,
+): Promise<void> {
+  // Asked for no topics, a metadata request describes every topic of the cluster.
+  if (repartitions.length === 0) return;
+  const reader = new CommittedRangeReader(kafka);
+  try {
+    for (const description of await admin.describeTopics(repartitions.map(({ topic }) => topic))) {
+      for (const { partition, low } of description.partitions) {
+        const { records } = await reader.readAvailable(description.topic, partition, Number(low), 1);
+        if (records.length === 0) continue;
+        throw new Error(
+          `The state in ${stateDir} is new, but the repartition topic ${description.topic} holds committed records of ` +
+            `another run of this pipeline (partition ${partition} from offset ${records[0]?.offset ?? low}); its next stage ` +
+            `would take them as its own input. Start with that run's --state-dir, or delete the topic (kafka-topics.sh ` +
+            `--delete --topic ${description.topic}; for the local broker, npm run kafka:stop && rm -rf .sluice/kafka) ` +
+            `so that this run makes it anew.`,
+        );
+      }
+    }
+  } finally {
+    await reader.close();
+  }
+}
+
 /** What a pipeline file may export besides its environment, for `--generate`: the input record number `index`. */
 export type InputGenerator = (index: number) => OutputRecord;
 
@@ -147,11 +186,16 @@ export class OfflineSession {
     const partitions = options.partitions ?? 4;
     const existing = new Set(await admin.listTopics());
     const topics = planTopics(plan);
-    await admin.ensureTopics([
-      ...[...topics.sources, ...topics.sinks, ...topics.deadLetters].filter((topic) => !existing.has(topic)).map((topic) => ({ topic, partitions })),
-      ...topics.repartitions,
-    ]);
+    const creating = [...topics.sources, ...topics.sinks, ...topics.deadLetters].filter((topic) => !existing.has(topic));
+    await admin.ensureTopics([...creating.map((topic) => ({ topic, partitions, configs: KEEP_RECORDS })), ...topics.repartitions]);
+    if ((await runtime.coordinator.get()).triggered === 0) await refuseForeignRepartitionRecords(kafka, admin, topics.repartitions, stateDir);
     say(`Sluice offline: pipeline ${pipelineName} on ${brokers.join(',')}; state in ${stateDir}`);
+    if (creating.length > 0) {
+      say(
+        `Created ${creating.join(', ')} with ${Object.entries(KEEP_RECORDS).map(([name, value]) => `${name}=${value}`).join(' and ')}: ` +
+          `they keep their records whatever their timestamps, as a backfill or a fast generator needs.`,
+      );
+    }
 
     const throughput = new Throughput();
     for (const stage of plan.stages) {

@@ -106,6 +106,7 @@ function describeOutputs(stage: Stage, plan: Plan): Record<string, unknown>[] {
           deliveryGuarantee: config.deliveryGuarantee,
           ...(config.transactionalIdPrefix ? { transactionalIdPrefix: config.transactionalIdPrefix } : {}),
           ...(config.deliveryGuarantee === 'EXACTLY_ONCE' ? { transactionTimeoutMs: config.transactionTimeoutMs } : {}),
+          ...(config.serializer.recordTimestamp ? { recordTimestamp: config.serializer.recordTimestamp } : {}),
         },
       ];
     }

@@ -10,6 +10,7 @@ import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { beginRollback, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
+import { RecordTimestampGuard } from './record-timestamps.js';
 import { prepareShardBatch, type InputLog, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import type { ExecutorSnapshot, StageOutputs } from './stage-executor.js';
@@ -69,7 +70,10 @@ export interface ProcessorOptions {
   readonly snapshots?: SnapshotStore;
   /** Counts the AWS requests of each batch for its report. */
   readonly requests?: RequestTally;
+  /** Processing time. */
   readonly clock?: () => number;
+  /** The wall clock, which output timestamps are checked against as the broker does; default Date.now. */
+  readonly wallClock?: () => number;
   /**
    * Transactional ids per shard. The invocation holding epoch `e` uses slot `e % size`, so a
    * zombie and its successor never share an id; a slot is reused once its transaction is
@@ -149,10 +153,12 @@ export class Processor {
   private readonly writers = new Map<DeliveryGuarantee, RecordWriter>();
   private readonly clock: () => number;
   private readonly poolSize: number;
+  private readonly timestamps: RecordTimestampGuard;
 
   constructor(private readonly options: ProcessorOptions) {
     this.clock = options.clock ?? Date.now;
     this.poolSize = options.transactionPoolSize ?? DEFAULT_POOL_SIZE;
+    this.timestamps = new RecordTimestampGuard(options.kafka.admin, options.wallClock ?? Date.now);
   }
 
   private stage(stageId: string): Stage {
@@ -205,6 +211,10 @@ export class Processor {
       },
     });
     this.options.onStep?.('claimed-and-state-written', shard);
+    await this.timestamps.check(
+      [...[...prepared.outputs.sinks.values()].flat(), ...prepared.outputs.deadLetters],
+      `${stageId}'s batch of ${topic}/${partition} from offset ${prepared.from}`,
+    );
 
     const previous = runtimeProgressOf(prepared.claim.progress);
     const acknowledged = Math.max(previous.acknowledged, checkpoints.triggered);

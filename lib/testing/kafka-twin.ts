@@ -1,4 +1,5 @@
 import type { KafkaClients, TransactionOptions, TransactionWriter } from '../kafka/clients.js';
+import { timestampPolicyOf } from '../kafka/admin.js';
 import type { AbortOutcome, CommitOutcome } from '../kafka/committer.js';
 import type { TransactionDescription, TransactionStateName } from '../kafka/describe-transactions.js';
 import { TransactionAlreadyCommittedError, TransactionLostError } from '../kafka/errors.js';
@@ -86,6 +87,7 @@ function bytes(value: Buffer | string | null | undefined): Buffer | null {
 export class KafkaTwin implements KafkaClients {
   private readonly logs = new Map<string, LogEntry[]>();
   private readonly partitionCounts = new Map<string, number>();
+  private readonly topicConfigs = new Map<string, Readonly<Record<string, string>>>();
   private readonly transactionalIds = new Map<string, TransactionalIdState>();
   private readonly groups = new Map<string, Map<string, number>>();
   private nextProducerId = 1_000;
@@ -103,9 +105,11 @@ export class KafkaTwin implements KafkaClients {
 
   // ---- set-up and inspection, outside the port ----
 
-  createTopic(topic: string, partitions: number): void {
+  /** A topic; `configs` as Kafka's topic-level configuration (what it leaves out keeps every record). */
+  createTopic(topic: string, partitions: number, configs: Readonly<Record<string, string>> = {}): void {
     if (this.partitionCounts.has(topic)) return;
     this.partitionCounts.set(topic, partitions);
+    this.topicConfigs.set(topic, configs);
     for (let partition = 0; partition < partitions; partition++) this.logs.set(partitionKey(topic, partition), []);
   }
 
@@ -164,6 +168,8 @@ export class KafkaTwin implements KafkaClients {
           Array.from({ length: this.partitions(topic) }, (_, partition) => [partition, group?.get(partitionKey(topic, partition)) ?? -1]),
         );
       }),
+    timestampPolicies: (topics) =>
+      this.io.call('DescribeConfigs', () => topics.map((topic) => timestampPolicyOf(topic, this.topicConfigs.get(topic) ?? {}))),
     offsetsForTimestamp: (topic, timestamp) =>
       this.io.call('ListOffsets', () => {
         const result = new Map<number, number>();

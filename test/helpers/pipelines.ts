@@ -7,6 +7,7 @@ import {
   KafkaSource,
   OffsetResetStrategy,
   OffsetsInitializer,
+  RecordTimestamp,
   seconds,
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
@@ -37,6 +38,8 @@ export interface OrderTotalsOptions {
   readonly idlenessMs?: number;
   /** Short checkpoint settings and transaction timeout, for tests of lost transactions. */
   readonly transactionTimeoutMs?: number;
+  /** Which time the sink records carry (default the element's, as Flink). */
+  readonly recordTimestamp?: RecordTimestamp;
 }
 
 /**
@@ -52,6 +55,7 @@ export function orderTotalsPipeline({
   rest = (t) => t,
   idlenessMs,
   transactionTimeoutMs,
+  recordTimestamp = RecordTimestamp.ELEMENT,
 }: OrderTotalsOptions) {
   const env = StreamExecutionEnvironment.create({ name });
   env.enableCheckpointing(seconds(10)).setParallelism(2);
@@ -84,6 +88,7 @@ export function orderTotalsPipeline({
           .setTopic(`${name}-out`)
           .setKeySerializationSchema((a) => a.category)
           .setValueSerializationSchema({ serialize: (a) => JSON.stringify(a) })
+          .setRecordTimestamp(recordTimestamp)
           .build(),
       )
       .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)

@@ -60,22 +60,28 @@ describe('npx serverless package', () => {
     expect(lint.code & 2, lint.output).toBe(0);
 
     const functions = ofType(template, 'AWS::Lambda::Function');
-    expect(functions.map(([name]) => name).sort()).toEqual(['CommitLambdaFunction', 'CoordinatorLambdaFunction', 'Processorstage1LambdaFunction']);
+    expect(functions.map(([name]) => name).sort()).toEqual([
+      'CommitLambdaFunction',
+      'CoordinatorLambdaFunction',
+      'Processorstage1LambdaFunction',
+      'Processorstage2LambdaFunction',
+    ]);
     for (const [, fn] of functions) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
     }
-    const [mapping] = ofType(template, 'AWS::Lambda::EventSourceMapping');
+    const [mapping, repartitionMapping] = ofType(template, 'AWS::Lambda::EventSourceMapping');
     expect(mapping?.[1].Properties).toMatchObject({
       Topics: ['orders'],
       StartingPosition: 'TRIM_HORIZON',
       BatchSize: 500,
-      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-processor' },
+      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-aggregation' },
     });
+    expect(repartitionMapping?.[1].Properties).toMatchObject({ Topics: ['order-aggregation-keyBy-repartition'] });
     expect(ofType(template, 'AWS::Events::Rule')[0]?.[1].Properties.ScheduleExpression).toBe('rate(1 minute)');
     // The coordinator runs for 55 s of each minute: its timeout leaves room, its memory is small.
     expect(functions.find(([name]) => name === 'CoordinatorLambdaFunction')?.[1].Properties).toMatchObject({ Timeout: 70, MemorySize: 256 });
-    for (const name of ['processorstage1', 'coordinator', 'commit']) {
+    for (const name of ['processorstage1', 'processorstage2', 'coordinator', 'commit']) {
       const size = statSync(join(folder, `${name}.zip`)).size;
       expect(size, `${name}.zip`).toBeLessThan(3 * 1024 * 1024);
     }
@@ -102,7 +108,8 @@ describe('npx serverless package', () => {
     const text = JSON.stringify(statements);
     expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/orders');
     expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregates');
-    expect(text).toContain('transactional-id/sluice/11111111-2222-3333-4444-555555555555-1/order-agg-tx-*');
+    expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-keyBy-repartition');
+    expect(text).toContain('transactional-id/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-tx-*');
   }, 300_000);
 
   it('deploys a processor per stage of a two-stage pipeline, the second on its repartition topic', async () => {
@@ -118,7 +125,7 @@ describe('npx serverless package', () => {
     expect(mapping?.[1].Properties).toMatchObject({
       Topics: ['orders'],
       SelfManagedEventSource: { Endpoints: { KafkaBootstrapServers: ['b-1.sluice.example.c3.kafka.eu-west-1.amazonaws.com:9098'] } },
-      SelfManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-processor' },
+      SelfManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-aggregation' },
     });
     expect(JSON.stringify(mapping?.[1].Properties.SourceAccessConfigurations)).toContain('SASL_SCRAM_512_AUTH');
     expect(JSON.stringify(ofType(template, 'AWS::IAM::Role'))).toContain('secretsmanager:GetSecretValue');

@@ -12,8 +12,8 @@ import {
 
 export interface KafkaContractTarget {
   readonly clients: KafkaClients;
-  /** A new topic of its own for one test. */
-  createTopic(partitions?: number): Promise<string>;
+  /** A new topic of its own for one test, with topic-level `configs`. */
+  createTopic(partitions?: number, configs?: Readonly<Record<string, string>>): Promise<string>;
   /** Writes without a transaction, acks=all. */
   append(records: readonly OutputRecord[]): Promise<void>;
   /** Lets `ms` pass on the broker's clock. */
@@ -60,6 +60,21 @@ export function kafkaClientsContract(name: string, target: () => KafkaContractTa
   }
 
   describe(`KafkaClients contract: ${name}`, () => {
+    it('reports the retention and timestamp settings a topic was created with', async () => {
+      const configs = {
+        'retention.ms': '86400000',
+        'message.timestamp.type': 'LogAppendTime',
+        'message.timestamp.before.max.ms': '2592000000',
+        'message.timestamp.after.max.ms': '3600000',
+      };
+      const kept = await target().createTopic(1, configs);
+      const compacted = await target().createTopic(1, { ...configs, 'cleanup.policy': 'compact', 'message.timestamp.type': 'CreateTime' });
+      expect(await target().clients.admin.timestampPolicies([kept, compacted])).toEqual([
+        { topic: kept, retentionMs: 86_400_000, timestampType: 'LOG_APPEND_TIME', maxPastMs: 2_592_000_000, maxFutureMs: 3_600_000 },
+        { topic: compacted, retentionMs: -1, timestampType: 'CREATE_TIME', maxPastMs: 2_592_000_000, maxFutureMs: 3_600_000 },
+      ]);
+    });
+
     it('keeps a pre-committed transaction invisible until a commit by handle, whose marker takes an offset', async () => {
       const { clients } = target();
       const topic = await target().createTopic();

@@ -18,9 +18,9 @@ afterAll(async () => {
 
 kafkaClientsContract('real broker', () => ({
   clients: real,
-  createTopic: async (partitions = 1) => {
+  createTopic: async (partitions = 1, configs = {}) => {
     const topic = uniqueName('contract');
-    await admin.ensureTopics([{ topic, partitions }]);
+    await admin.ensureTopics([{ topic, partitions, configs }]);
     return topic;
   },
   append: async (records) => {
@@ -38,9 +38,9 @@ const twin = new KafkaTwin({ clock: () => now });
 let topics = 0;
 kafkaClientsContract('twin', () => ({
   clients: twin,
-  createTopic: (partitions = 1) => {
+  createTopic: (partitions = 1, configs = {}) => {
     const topic = `contract-${++topics}`;
-    twin.createTopic(topic, partitions);
+    twin.createTopic(topic, partitions, configs);
     return Promise.resolve(topic);
   },
   append: (records) => {

@@ -2,15 +2,14 @@
 // random moments several times and started again on the same state folder; then, with the
 // windows closed, the read_committed output equals the totals of every order in the input
 // topic — nothing lost, nothing twice.
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seconds } from '../../../lib/api/index.js';
-import { CommittedRangeReader, createRecordWriter, KafkaAdmin } from '../../../lib/kafka/index.js';
+import { createRecordWriter } from '../../../lib/kafka/index.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { exitCode, readTopicValues, startOffline as startOfflineProcess } from '../../helpers/offline-process.js';
 import { closingOrdersOnEveryPartition, expectedTotals, seededRandom, type GeneratedOrder } from '../../helpers/orders.js';
 import type { Total } from '../../helpers/pipelines.js';
 
@@ -19,48 +18,8 @@ const stateDir = mkdtempSync(join(tmpdir(), 'sluice-offline-'));
 
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
-interface OfflineProcess {
-  readonly child: ChildProcessByStdio<null, Readable, Readable>;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-/** Waits for the process to exit, at most `ms`: then it is killed and its output shown. */
-async function exitCode(offline: OfflineProcess, ms: number): Promise<number | null> {
-  const timedOut = Symbol('timed out');
-  const code = await Promise.race([offline.exited, new Promise((resolve) => setTimeout(() => resolve(timedOut), ms))]);
-  if (code !== timedOut) return code as number | null;
-  offline.child.kill('SIGKILL');
-  throw new Error(`sluice offline did not stop within ${ms} ms; it printed:\n${offline.output().slice(-4_000)}`);
-}
-
-function startOffline(name: string, ...args: string[]): OfflineProcess {
-  const child = spawn(
-    process.execPath,
-    ['bin/sluice.js', 'offline', PIPELINE_FILE, '--checkpoint-interval', '2000', '--batch-size', '500', '--state-dir', stateDir, ...args],
-    { env: { ...process.env, KAFKA_BROKERS: testBrokers().join(','), TEST_PIPELINE_NAME: name }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-async function readOrders(topic: string): Promise<GeneratedOrder[]> {
-  const admin = new KafkaAdmin({ brokers: testBrokers() });
-  const reader = new CommittedRangeReader({ brokers: testBrokers() });
-  const [description] = await admin.describeTopics([topic]);
-  const orders: GeneratedOrder[] = [];
-  for (const p of description?.partitions ?? []) {
-    for (const record of await reader.read({ topic, partition: p.partition, from: 0, to: Number(p.high) })) {
-      orders.push({ ...(JSON.parse(record.value?.toString('utf8') ?? '{}') as GeneratedOrder), late: false });
-    }
-  }
-  await reader.close();
-  await admin.close();
-  return orders;
-}
+const startOffline = (name: string, ...args: string[]) =>
+  startOfflineProcess(PIPELINE_FILE, ['--state-dir', stateDir, ...args], { TEST_PIPELINE_NAME: name });
 
 describe('sluice offline', () => {
   it('gives exactly-once output through SIGKILLs at random moments and restarts', async () => {
@@ -77,7 +36,7 @@ describe('sluice offline', () => {
     }
 
     const inputTopic = `${name}-orders`;
-    const generated = await readOrders(inputTopic);
+    const generated = (await readTopicValues<GeneratedOrder>(inputTopic)).map((order) => ({ ...order, late: false }));
     expect(generated.length).toBeGreaterThan(5_000);
     const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
     await writer.write(

@@ -1,14 +1,15 @@
 // The README's demo: `sluice offline` on the seed example, generating 2,000 orders a second
 // with 5-second checkpoints and --print-output, prints committed 5-minute category sums within
 // two checkpoint intervals of starting, and each printed sum is right: it equals the sum of the
-// orders in `orders` (from where the pipeline started) for that category and window.
+// orders in `orders` for that category and window. The run has topics of its own
+// (ORDER_AGGREGATION_NAMESPACE), as a first run on a fresh broker has.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CommittedRangeReader, KafkaAdmin } from '../../../lib/kafka/index.js';
-import { testBrokers } from '../../helpers/kafka.js';
+import { testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { readTopicValues } from '../../helpers/offline-process.js';
 import type { Order, OrderAggregate } from '../../../examples/order-aggregation.js';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'sluice-demo-'));
@@ -16,14 +17,12 @@ afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
 describe('npm run offline -- --generate 2000 --print-output', () => {
   it('prints right 5-minute category sums within two checkpoint intervals', async () => {
-    const admin = new KafkaAdmin({ brokers: testBrokers() });
-    const existing = new Set(await admin.listTopics());
-    const startOffsets = existing.has('orders') ? await admin.groupOffsets('order-processor', 'orders') : new Map<number, number>();
+    const namespace = `${uniqueName('demo')}-`;
 
     const child = spawn(
       process.execPath,
       ['bin/sluice.js', 'offline', '--generate', '2000', '--print-output', '--checkpoint-interval', '5000', '--batch-size', '500', '--state-dir', stateDir, '--for', '30'],
-      { env: { ...process.env, KAFKA_BROKERS: testBrokers().join(',') }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...process.env, KAFKA_BROKERS: testBrokers().join(','), ORDER_AGGREGATION_NAMESPACE: namespace }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let running: number | undefined;
     const printed: { at: number; aggregate: OrderAggregate }[] = [];
@@ -32,7 +31,8 @@ describe('npm run offline -- --generate 2000 --print-output', () => {
       output += chunk.toString('utf8');
       for (const line of chunk.toString('utf8').split('\n')) {
         if (line.startsWith('Running')) running = Date.now();
-        if (line.startsWith('order-aggregates: ')) printed.push({ at: Date.now(), aggregate: JSON.parse(line.slice(18)) as OrderAggregate });
+        const prefix = `${namespace}order-aggregates: `;
+        if (line.startsWith(prefix)) printed.push({ at: Date.now(), aggregate: JSON.parse(line.slice(prefix.length)) as OrderAggregate });
       }
     });
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -43,19 +43,11 @@ describe('npm run offline -- --generate 2000 --print-output', () => {
     expect(printed.length, output).toBeGreaterThan(8);
     expect((printed[0]?.at ?? Infinity) - (running ?? 0)).toBeLessThan(10_000);
 
-    const reader = new CommittedRangeReader({ brokers: testBrokers() });
-    const [orders] = await admin.describeTopics(['orders']);
     const sums = new Map<string, number>();
-    for (const { partition, high } of orders?.partitions ?? []) {
-      const from = Math.max(0, startOffsets.get(partition) ?? 0);
-      for (const record of await reader.read({ topic: 'orders', partition, from, to: Number(high) })) {
-        const order = JSON.parse(record.value?.toString('utf8') ?? '{}') as Order;
-        const windowStart = Math.floor(order.timestamp / 300_000) * 300_000;
-        sums.set(`${order.category}@${windowStart}`, (sums.get(`${order.category}@${windowStart}`) ?? 0) + order.amount);
-      }
+    for (const order of await readTopicValues<Order>(`${namespace}orders`)) {
+      const windowStart = Math.floor(order.timestamp / 300_000) * 300_000;
+      sums.set(`${order.category}@${windowStart}`, (sums.get(`${order.category}@${windowStart}`) ?? 0) + order.amount);
     }
-    await reader.close();
-    await admin.close();
     for (const { aggregate } of printed) {
       expect(aggregate.windowEnd - aggregate.windowStart).toBe(300_000);
       expect(aggregate.amount, `${aggregate.category}@${aggregate.windowStart}`).toBe(sums.get(`${aggregate.category}@${aggregate.windowStart}`));

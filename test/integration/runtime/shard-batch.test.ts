@@ -3,7 +3,8 @@
 // 5-minute totals. Kafka output is simulated here by keeping the outputs of committed
 // batches; the real-broker runtime test covers the transactions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import seed, { WINDOW_SIZE, type OrderAggregate } from '../../../examples/order-aggregation.js';
+import { WINDOW_SIZE, type OrderAggregate } from '../../../examples/order-aggregation.js';
+import inPlace from '../../../examples/order-aggregation-in-place.js';
 import {
   DeliveryGuarantee,
   JsonDeserializationSchema,
@@ -25,10 +26,10 @@ import type { ShardStore } from '../../../lib/state/shard-store.js';
 import { closingOrders, expectedTotals, generateOrders, seededRandom, type GeneratedOrder } from '../../helpers/orders.js';
 
 const PARTITIONS = 3;
-const plan = planPipeline(seed);
+const plan = planPipeline(inPlace);
 const stage = ((): Stage => {
   const [first] = plan.stages;
-  if (!first) throw new Error('the seed pipeline has no stage');
+  if (!first) throw new Error('the in-place seed pipeline has no stage');
   return first;
 })();
 

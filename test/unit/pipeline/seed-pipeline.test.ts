@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import seed, { WINDOW_SIZE, type OrderAggregate } from '../../../examples/order-aggregation.js';
+import inPlace from '../../../examples/order-aggregation-in-place.js';
 import { PipelineTestHarness } from '../../../lib/testing/index.js';
 import { expectedTotals, generateOrders } from '../../helpers/orders.js';
 
@@ -11,18 +12,24 @@ function partitionOf(category: string): number {
   return hash % PARTITIONS;
 }
 
-describe('the seed pipeline (examples/order-aggregation.ts)', () => {
-  it('sums 100,000 shuffled orders with late ones into exactly the expected 5-minute category totals', () => {
+const variants = [
+  // Orders on any partition, without a key: the keyBy repartitions, and each order is read twice.
+  { name: 'order-aggregation.ts, unkeyed orders on any partition', pipeline: seed, keyed: false, readsPerOrder: 2 },
+  { name: 'order-aggregation-in-place.ts, orders keyed by category', pipeline: inPlace, keyed: true, readsPerOrder: 1 },
+];
+
+describe('the seed pipeline (examples/order-aggregation.ts and its in-place variant)', () => {
+  it.each(variants)('$name: sums 100,000 shuffled orders with late ones into exactly the expected 5-minute category totals', ({ pipeline, keyed, readsPerOrder }) => {
     const orders = generateOrders({ count: 100_000 });
     const lateOrders = orders.filter((order) => order.late).length;
     expect(lateOrders).toBeGreaterThan(100);
 
-    const harness = new PipelineTestHarness(seed, { sourcePartitions: { orders: [0, 1, 2, 3] } });
+    const harness = new PipelineTestHarness(pipeline, { sourcePartitions: { orders: [0, 1, 2, 3] } });
     for (let start = 0; start < orders.length; start += 1_000) {
-      const batch = orders.slice(start, start + 1_000).map(({ late: _late, ...order }) => ({
-        key: order.category,
+      const batch = orders.slice(start, start + 1_000).map(({ late: _late, ...order }, index) => ({
+        ...(keyed ? { key: order.category } : {}),
         value: JSON.stringify(order),
-        partition: partitionOf(order.category),
+        partition: keyed ? partitionOf(order.category) : (start + index) % PARTITIONS,
       }));
       harness.send('orders', batch);
     }
@@ -37,6 +44,6 @@ describe('the seed pipeline (examples/order-aggregation.ts)', () => {
       expect(aggregate.windowEnd - aggregate.windowStart).toBe(WINDOW_SIZE);
       expect(written[index]?.key?.toString()).toBe(aggregate.category);
     }
-    expect(harness.metrics()).toMatchObject({ recordsIn: 100_000, lateRecordsDropped: lateOrders });
+    expect(harness.metrics()).toMatchObject({ recordsIn: 100_000 * readsPerOrder, lateRecordsDropped: lateOrders });
   });
 });

@@ -2,21 +2,44 @@ import { describe, expect, it } from 'vitest';
 import { sluice } from '../../helpers/cli.js';
 
 describe('sluice explain', () => {
-  it('prints the seed pipeline as one stage, keyed in place', async () => {
+  it('prints the seed pipeline as two stages: its keyBy repartitions', async () => {
     const { code, stdout } = await sluice('explain', 'examples/order-aggregation.ts');
     expect(code).toBe(0);
-    expect(stdout).toBe(`Pipeline order-aggregation: 1 stage
+    expect(stdout).toBe(`Pipeline order-aggregation: 2 stages
   checkpoints: every 60000 ms, timeout 600000 ms; key groups: 128; repartition partitions: 4; bad records: fail
 
 stage-1: one shard per partition of orders (source "Order Source")
-  input: group order-processor, committed offsets (reset EARLIEST), watermarks: bounded out-of-orderness of 10000 ms, partitioned by record key
+  input: group order-aggregation, committed offsets (reset EARLIEST), watermarks: bounded out-of-orderness of 10000 ms
+  1. Order Source [source] reads orders
+  2. keyBy [repartition] writes order-aggregation-keyBy-repartition keyed by keyBy ← Order Source
+  → repartition: topic order-aggregation-keyBy-repartition, partitions 4, deliveryGuarantee EXACTLY_ONCE
+
+stage-2: one shard per partition of order-aggregation-keyBy-repartition (4 partitions, written by stage-1)
+  1. keyBy-input [repartition-input] reads the repartition topic
+  2. keyBy [keyBy] in place: each element’s key is its record’s Kafka key ← keyBy-input
+  3. category-totals [window, keyed] tumbling event-time windows of 300000 ms, sum('amount') ← keyBy
+       state category-totals/windows (value)
+  4. to-aggregate [map] map ← category-totals
+  5. Order Aggregates Sink [sink] writes order-aggregates, EXACTLY_ONCE ← to-aggregate
+  → sink: name Order Aggregates Sink, topic order-aggregates, deliveryGuarantee EXACTLY_ONCE, transactionalIdPrefix order-aggregation-tx, transactionTimeoutMs 900000, recordTimestamp ELEMENT
+`);
+  });
+
+  it('prints the in-place variant as one stage, keyed by the record key', async () => {
+    const { code, stdout } = await sluice('explain', 'examples/order-aggregation-in-place.ts');
+    expect(code).toBe(0);
+    expect(stdout).toBe(`Pipeline order-aggregation-in-place: 1 stage
+  checkpoints: every 60000 ms, timeout 600000 ms; key groups: 128; repartition partitions: 4; bad records: fail
+
+stage-1: one shard per partition of orders (source "Order Source")
+  input: group order-aggregation-in-place, committed offsets (reset EARLIEST), watermarks: bounded out-of-orderness of 10000 ms, partitioned by record key
   1. Order Source [source] reads orders
   2. keyBy [keyBy] in place: each element’s key is its record’s Kafka key ← Order Source
   3. category-totals [window, keyed] tumbling event-time windows of 300000 ms, sum('amount') ← keyBy
        state category-totals/windows (value)
   4. to-aggregate [map] map ← category-totals
   5. Order Aggregates Sink [sink] writes order-aggregates, EXACTLY_ONCE ← to-aggregate
-  → sink: name Order Aggregates Sink, topic order-aggregates, deliveryGuarantee EXACTLY_ONCE, transactionalIdPrefix order-agg-tx, transactionTimeoutMs 900000
+  → sink: name Order Aggregates Sink, topic order-aggregates, deliveryGuarantee EXACTLY_ONCE, transactionalIdPrefix order-aggregation-in-place-tx, transactionTimeoutMs 900000, recordTimestamp ELEMENT
 `);
   });
 
@@ -42,7 +65,7 @@ stage-2: one shard per partition of top-category-keyBy-2-repartition (2 partitio
   3. top-of-minute [window, keyed] tumbling event-time windows of 60000 ms, maxBy('amount') ← keyBy-2
        state top-of-minute/windows (value)
   4. top-sink [sink] writes top-categories, AT_LEAST_ONCE ← top-of-minute
-  → sink: name top-sink, topic top-categories, deliveryGuarantee AT_LEAST_ONCE
+  → sink: name top-sink, topic top-categories, deliveryGuarantee AT_LEAST_ONCE, recordTimestamp ELEMENT
 `);
   });
 

@@ -1,0 +1,104 @@
+import type { TopicTimestampPolicy } from '../kafka/admin.js';
+import type { TopicAdmin } from '../kafka/clients.js';
+import type { OutputRecord } from '../kafka/records.js';
+
+/**
+ * How close to its deletion a record may be written: the broker looks for expired segments
+ * every `log.retention.check.interval.ms` (5 minutes by default), so a record within that of
+ * its retention may be gone before anyone reads it. Twice that, to be safe.
+ */
+export const RETENTION_MARGIN_MS = 10 * 60_000;
+
+export type TimestampProblem = 'deleted by retention' | 'too far in the past' | 'too far in the future';
+
+const FIXES: Record<TimestampProblem, (policy: TopicTimestampPolicy) => string> = {
+  'deleted by retention': (policy) =>
+    `the topic deletes records older than its retention.ms of ${duration(policy.retentionMs)} within minutes, so this ` +
+    `output would be lost once committed. Fix it one of these ways: stamp output with the time it is written ` +
+    `(KafkaRecordSerializationSchema.builder()...setRecordTimestamp(RecordTimestamp.WRITE_TIME)); raise the topic's ` +
+    `retention.ms (-1 keeps records whatever their age); or set its message.timestamp.type to LogAppendTime`,
+  'too far in the past': (policy) =>
+    `the broker refuses records more than message.timestamp.before.max.ms (${duration(policy.maxPastMs)}) older than its clock. ` +
+    `Fix it one of these ways: setRecordTimestamp(RecordTimestamp.WRITE_TIME) on the sink's serializer, or raise ` +
+    `the topic's message.timestamp.before.max.ms`,
+  'too far in the future': (policy) =>
+    `the broker refuses records more than message.timestamp.after.max.ms (${duration(policy.maxFutureMs)}) ahead of its clock. ` +
+    `Fix it one of these ways: setRecordTimestamp(RecordTimestamp.WRITE_TIME) on the sink's serializer, or raise ` +
+    `the topic's message.timestamp.after.max.ms`,
+};
+
+/** An output record that its topic would delete at once or refuse: its batch fails, and is retried once the topic or the pipeline is fixed. */
+export class RecordTimestampError extends Error {
+  override readonly name = 'RecordTimestampError';
+
+  constructor(
+    readonly record: OutputRecord,
+    readonly policy: TopicTimestampPolicy,
+    readonly problem: TimestampProblem,
+    origin: string,
+  ) {
+    const key = record.key === undefined || record.key === null ? 'no key' : `key ${JSON.stringify(record.key.toString())}`;
+    super(
+      `An output record for ${record.topic} (${key}) has the timestamp ${new Date(record.timestamp ?? 0).toISOString()}, and ` +
+        `${FIXES[problem](policy)}. It came from ${origin}; the batch fails and is retried, so nothing is lost or written.`,
+    );
+  }
+}
+
+function duration(ms: number): string {
+  const days = ms / 86_400_000;
+  if (Number.isInteger(days) && days > 0) return `${days} day${days === 1 ? '' : 's'} (${ms} ms)`;
+  const hours = ms / 3_600_000;
+  if (Number.isInteger(hours) && hours > 0) return `${hours} h (${ms} ms)`;
+  return `${ms} ms`;
+}
+
+function problemOf(policy: TopicTimestampPolicy, timestamp: number, now: number): TimestampProblem | undefined {
+  if (policy.timestampType === 'LOG_APPEND_TIME') return undefined;
+  if (timestamp > now + policy.maxFutureMs) return 'too far in the future';
+  if (timestamp < now - policy.maxPastMs) return 'too far in the past';
+  if (policy.retentionMs >= 0 && timestamp < now - policy.retentionMs + RETENTION_MARGIN_MS) return 'deleted by retention';
+  return undefined;
+}
+
+/**
+ * Checks output records' timestamps against their topics' retention and timestamp limits
+ * before they are written. Each topic's configuration is read once per container; it is read
+ * again before a batch fails on it, so that a topic fixed meanwhile lets the retry through.
+ */
+export class RecordTimestampGuard {
+  private readonly policies = new Map<string, TopicTimestampPolicy>();
+
+  constructor(
+    private readonly admin: TopicAdmin,
+    /** The broker's clock, near enough: the wall clock, not the pipeline's processing time. */
+    private readonly wallClock: () => number,
+  ) {}
+
+  /** Throws {@link RecordTimestampError} for the first record its topic would delete at once or refuse. */
+  async check(records: readonly OutputRecord[], origin: string): Promise<void> {
+    const stamped = records.filter((record) => record.timestamp !== undefined);
+    if (stamped.length === 0) return;
+    await this.load([...new Set(stamped.map((record) => record.topic))].filter((topic) => !this.policies.has(topic)));
+    let found = this.firstProblem(stamped);
+    if (!found) return;
+    await this.load([found.record.topic]);
+    found = this.firstProblem(stamped);
+    if (found) throw new RecordTimestampError(found.record, found.policy, found.problem, origin);
+  }
+
+  private async load(topics: readonly string[]): Promise<void> {
+    if (topics.length === 0) return;
+    for (const policy of await this.admin.timestampPolicies(topics)) this.policies.set(policy.topic, policy);
+  }
+
+  private firstProblem(records: readonly OutputRecord[]) {
+    const now = this.wallClock();
+    for (const record of records) {
+      const policy = this.policies.get(record.topic);
+      const problem = policy && problemOf(policy, record.timestamp ?? now, now);
+      if (policy && problem) return { record, policy, problem };
+    }
+    return undefined;
+  }
+}
