@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    globalSetup: ['test/setup/kafka-broker.ts'],
+    globalSetup: ['test/setup/kafka-broker.ts', 'test/setup/python-tools.ts'],
     reporters: ['default', './test/setup/summary-reporter.ts'],
     testTimeout: 60_000,
     // The AWS SDK's notice that it will need Node 22 would fill the output of every test process.

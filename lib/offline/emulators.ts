@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import type { AwsClientOptions } from '../aws/clients.js';
+import { ensurePythonTools } from './python-tools.js';
 
 /** An emulator running in this process, and how to reach it. */
 export interface Emulator {
@@ -120,11 +121,13 @@ const MOTO_SERVER = [
 ].join('\n');
 
 /**
- * moto's server (Python, from PyPI: \`pip install "moto[server]"\`) on 127.0.0.1: a second,
- * stricter emulator of DynamoDB and S3, to check that what passes on dynalite is not an
- * accident of its leniency. Runs as a child process, stopped on close.
+ * moto's server on 127.0.0.1: a second, stricter emulator of DynamoDB and S3, to check that
+ * what passes on dynalite is not an accident of its leniency. Runs as a child process of
+ * `python` (by default the project's environment of requirements-dev.txt, made on first use),
+ * stopped on close.
  */
-export async function startMotoServer(python = process.env.PYTHON ?? 'python3', startTimeoutMs = 30_000): Promise<Emulator> {
+export async function startMotoServer(python?: string, startTimeoutMs = 30_000): Promise<Emulator> {
+  python ??= (await ensurePythonTools()).python;
   const port = await freePort();
   const child = spawn(python, ['-c', MOTO_SERVER, '127.0.0.1', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -134,7 +137,7 @@ export async function startMotoServer(python = process.env.PYTHON ?? 'python3', 
   const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) {
-      throw new Error(`moto's server exited while starting (is it installed? pip install "moto[server]"):\n${stderr}`);
+      throw new Error(`moto's server exited while starting under ${python} (does it have moto[server] from requirements-dev.txt?):\n${stderr}`);
     }
     try {
       await fetch(`${endpoint}/moto-api/`);

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 
 const run = promisify(execFile);
 const folders: string[] = [];
@@ -53,7 +53,7 @@ describe('npx serverless package', () => {
     const { folder, template } = await packageFor('examples/order-aggregation.ts');
 
     // cfn-lint's exit code is a bit mask: 2 errors, 4 warnings, 8 informational.
-    const lint = await run('cfn-lint', [join(folder, 'cloudformation-template-update-stack.json')]).then(
+    const lint = await run(join(inject('pythonTools').bin, 'cfn-lint'), [join(folder, 'cloudformation-template-update-stack.json')]).then(
       () => ({ code: 0, output: '' }),
       (error: unknown) => ({ code: (error as { code?: number }).code ?? 2, output: (error as { stdout?: string }).stdout ?? String(error) }),
     );
