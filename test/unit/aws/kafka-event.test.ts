@@ -65,6 +65,12 @@ describe('decodeKafkaEvent', () => {
     expect(record?.headers[0]?.value).toEqual(Buffer.from([0xff, 0x80, 0x00, 0x7f]));
   });
 
+  it('decodes values of any size a record may have (Lambda’s payload allows 6 MB)', () => {
+    const large = Buffer.alloc(5_500_000, 'sluice ');
+    const event = broken((_, orders) => (at(orders, 0).value = large.toString('base64')));
+    expect(decodeKafkaEvent(event).partitions[0]?.records[0]?.value).toEqual(large);
+  });
+
   it('decodes a self-managed Kafka event, which has no event source ARN', () => {
     const decoded = decodeKafkaEvent(fixture('self-managed.json') as SelfManagedKafkaEvent);
     expect(decoded.eventSource).toBe('SelfManagedKafka');
