@@ -219,7 +219,7 @@ export class OfflineSession {
       }
     }
 
-    this.scheduleCoordinator(runtime, plan);
+    this.scheduleCoordinator(runtime, plan, throughput);
     if (options.generateRate && options.generateInput) await this.generate(kafka, topics.sources, admin, options.generateRate, options.generateInput);
     if (options.printOutput) await this.printOutput(kafka, topics.sinks, admin);
     if (options.status) {
@@ -262,13 +262,14 @@ export class OfflineSession {
   }
 
   /** The coordinator on a schedule; its ticks invoke the processor, its commit the commit function (asynchronously, as on AWS). */
-  private scheduleCoordinator(runtime: PipelineRuntime, plan: Plan): void {
+  private scheduleCoordinator(runtime: PipelineRuntime, plan: Plan, throughput: Throughput): void {
     let committing: Promise<unknown> = Promise.resolve();
     const commit = commitHandler(runtime);
     const coordinator = coordinatorHandler(
       runtime,
       async (target) => {
-        await processorHandler(runtime, target.stageId)({ sluice: 'tick', ...target });
+        // A tick may catch up on records and write what they produce: a later stage's output often comes this way.
+        throughput.add((await processorHandler(runtime, target.stageId)({ sluice: 'tick', ...target })).batches);
       },
       () => {
         committing = committing.then(commit).catch((error: unknown) => this.options.out(`commit function failed: ${String(error)}`));
