@@ -46,7 +46,8 @@ function order(i: number): string {
 
 async function freshTopic(name: string): Promise<string> {
   const topic = `bench-${name}-${runId}`;
-  await admin.ensureTopics([{ topic, partitions }]);
+  // The records' timestamps are fixed, and old: a topic with time retention would delete them.
+  await admin.ensureTopics([{ topic, partitions, configs: { 'retention.ms': '-1' } }]);
   topics.push(topic);
   return topic;
 }

@@ -16,7 +16,8 @@ describe('the offline MSK event source mapping', () => {
   it('delivers records in the shape Lambda does and retries a failed batch whole', async () => {
     const topic = uniqueName('esm');
     const admin = new KafkaAdmin({ brokers: testBrokers() });
-    await admin.ensureTopics([{ topic, partitions: 1 }]);
+    // The recorded event's timestamps are a year old: a topic with time retention would delete them.
+    await admin.ensureTopics([{ topic, partitions: 1, configs: { 'retention.ms': '-1' } }]);
     const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
     await writer.write(
       sample.map((r) => ({
