@@ -194,19 +194,21 @@ export class KeyedStream<T, K> extends DataStream<T> {
     return this.rolling('max', field);
   }
 
-  minBy(field: NumericField<T>): SingleOutputStreamOperator<T> {
-    return this.rolling('minBy', field);
+  /** The element with the smallest `field` so far; on a tie the first one, or with `first` false the latest (as Flink). */
+  minBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T> {
+    return this.rolling('minBy', field, first);
   }
 
-  maxBy(field: NumericField<T>): SingleOutputStreamOperator<T> {
-    return this.rolling('maxBy', field);
+  /** The element with the largest `field` so far; on a tie the first one, or with `first` false the latest (as Flink). */
+  maxBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T> {
+    return this.rolling('maxBy', field, first);
   }
 
-  private rolling(aggregation: FieldAggregation, field: string): SingleOutputStreamOperator<T> {
-    const fn = fieldAggregation<T>(aggregation, field);
+  private rolling(aggregation: FieldAggregation, field: string, first = true): SingleOutputStreamOperator<T> {
+    const fn = fieldAggregation<T>(aggregation, field, first);
     return this.keyed<T>({
       operatorKind: aggregation,
-      description: `rolling ${aggregation}('${field}')`,
+      description: `rolling ${aggregation}('${field}'${first ? '' : ', false'})`,
       factory: () => new RollingReduceOperator(fn),
     });
   }
@@ -272,16 +274,18 @@ export class WindowedStream<T, K> {
     return this.byField('max', field);
   }
 
-  minBy(field: NumericField<T>): SingleOutputStreamOperator<T> {
-    return this.byField('minBy', field);
+  /** The window's element with the smallest `field`; on a tie the first one, or with `first` false the last (as Flink). */
+  minBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T> {
+    return this.byField('minBy', field, first);
   }
 
-  maxBy(field: NumericField<T>): SingleOutputStreamOperator<T> {
-    return this.byField('maxBy', field);
+  /** The window's element with the largest `field`; on a tie the first one, or with `first` false the last (as Flink). */
+  maxBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T> {
+    return this.byField('maxBy', field, first);
   }
 
-  private byField(aggregation: FieldAggregation, field: string): SingleOutputStreamOperator<T> {
-    return this.build<T>(`${aggregation}('${field}')`, reduceWindowFunction(fieldAggregation<T>(aggregation, field)));
+  private byField(aggregation: FieldAggregation, field: string, first = true): SingleOutputStreamOperator<T> {
+    return this.build<T>(`${aggregation}('${field}'${first ? '' : ', false'})`, reduceWindowFunction(fieldAggregation<T>(aggregation, field, first)));
   }
 
   private build<R>(what: string, fn: WindowFunctionSpec): SingleOutputStreamOperator<R> {

@@ -69,8 +69,12 @@ export function processWindowFunction<T, R, K>(fn: ProcessWindowFunction<T, R, K
 
 export type FieldAggregation = 'sum' | 'min' | 'max' | 'minBy' | 'maxBy';
 
-/** Flink's field aggregations as a reduce: sum/min/max keep the first element's other fields. */
-export function fieldAggregation<T>(aggregation: FieldAggregation, field: string): ReduceFunction<T> {
+/**
+ * Flink's field aggregations as a reduce: sum/min/max keep the first element's other fields;
+ * minBy/maxBy keep the whole element with the extreme value, on a tie the earlier one when
+ * `first` (Flink's default) or else the later one.
+ */
+export function fieldAggregation<T>(aggregation: FieldAggregation, field: string, first = true): ReduceFunction<T> {
   const read = (element: T): number => {
     const value = (element as Record<string, unknown>)[field];
     if (typeof value !== 'number') throw new Error(`${aggregation}('${field}'): the element's ${field} is not a number`);
@@ -85,9 +89,9 @@ export function fieldAggregation<T>(aggregation: FieldAggregation, field: string
     case 'max':
       return (a, b) => withField(a, Math.max(read(a), read(b)));
     case 'minBy':
-      return (a, b) => (read(b) < read(a) ? b : a);
+      return (a, b) => (read(b) < read(a) || (!first && read(b) === read(a)) ? b : a);
     case 'maxBy':
-      return (a, b) => (read(b) > read(a) ? b : a);
+      return (a, b) => (read(b) > read(a) || (!first && read(b) === read(a)) ? b : a);
   }
 }
 

@@ -151,6 +151,20 @@ describe('sliding event-time windows', () => {
   });
 });
 
+describe('window minBy and maxBy', () => {
+  it('keep the first element of a tie, or with first false the last, as Flink', () => {
+    type Bid = Sale & { bidder: string };
+    const bids = ['ann', 'bob', 'cy', 'dee'].map((bidder, i) => ({ value: { shop: 'a', amount: [3, 9, 9, 4][i] ?? 0, bidder }, timestamp: i }));
+    const winner = (first: boolean) => {
+      const harness = OperatorTestHarness.of<Bid, Bid>((input) => input.keyBy((b) => b.shop).window(TumblingEventTimeWindows.of(100)).maxBy('amount', first));
+      harness.processElements(bids).processWatermark(99);
+      return harness.outputValues().map((b) => b.bidder);
+    };
+    expect(winner(true)).toEqual(['bob']);
+    expect(winner(false)).toEqual(['cy']);
+  });
+});
+
 describe('event-time session windows', () => {
   it('merge sessions that an element bridges, and fire once the gap has passed', () => {
     const harness = OperatorTestHarness.of<Sale, string>((input) =>
