@@ -10,7 +10,7 @@ export default defineConfig({
     // The first start on a fresh machine fetches the broker from Maven Central.
     hookTimeout: 300_000,
     projects: [
-      { extends: true, test: { name: 'main', include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/simulation/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'main', include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/simulation/**/*.test.ts', 'test/conformance/**/*.test.ts'], sequence: { groupOrder: 0 } } },
       // Tests that restart the shared broker run alone, once every other test is done.
       { extends: true, test: { name: 'disruptive', include: ['test/disruptive/**/*.test.ts'], sequence: { groupOrder: 1 } } },
     ],

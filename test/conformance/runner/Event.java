@@ -1,0 +1,30 @@
+package dev.sluice.conformance;
+
+/** One input record of a scenario: a key, a number and an event time; or, with `watermark`, a watermark at `timestamp`. */
+public class Event {
+  public String key;
+  public long value;
+  public long timestamp;
+  public boolean watermark;
+
+  public Event() {}
+
+  static Event parse(String line) {
+    String[] fields = line.split(",");
+    Event event = new Event();
+    if (fields[0].equals("watermark")) {
+      event.watermark = true;
+      event.timestamp = Long.parseLong(fields[1]);
+    } else {
+      event.key = fields[1];
+      event.value = Long.parseLong(fields[2]);
+      event.timestamp = Long.parseLong(fields[3]);
+    }
+    return event;
+  }
+
+  @Override
+  public String toString() {
+    return key + " " + value + " @" + timestamp;
+  }
+}
