@@ -25,8 +25,8 @@ export interface TopicDescription {
   }[];
 }
 
-/** What a topic's configuration says of its records' timestamps: how long it keeps them, and which it accepts. */
-export interface TopicTimestampPolicy {
+/** What a topic's configuration says of the records written to it: how long it keeps them, and which it accepts. */
+export interface TopicWriteLimits {
   readonly topic: string;
   /** `retention.ms` when `cleanup.policy` deletes; -1 when the topic keeps records whatever their age. */
   readonly retentionMs: number;
@@ -35,10 +35,19 @@ export interface TopicTimestampPolicy {
   /** `message.timestamp.before.max.ms` and `…after.max.ms`: how far a CreateTime may lie from the broker's clock. */
   readonly maxPastMs: number;
   readonly maxFutureMs: number;
+  /** `max.message.bytes`: the largest record batch the topic takes, so the largest record too. */
+  readonly maxMessageBytes: number;
 }
 
-/** A topic's timestamp policy from its configuration; what the configuration leaves out keeps every record. */
-export function timestampPolicyOf(topic: string, config: Readonly<Record<string, string>>): TopicTimestampPolicy {
+/** Kafka's default `max.message.bytes` (and brokers' `message.max.bytes`): 1 MiB and 12 bytes. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+
+/**
+ * A topic's write limits from its configuration. What the configuration leaves out keeps every
+ * record whatever its timestamp (a cluster's defaults, which a describe reports, need not);
+ * records may be as large as Kafka's default allows.
+ */
+export function writeLimitsOf(topic: string, config: Readonly<Record<string, string>>): TopicWriteLimits {
   const deletes = (config['cleanup.policy'] ?? 'delete').split(',').includes('delete');
   return {
     topic,
@@ -46,6 +55,7 @@ export function timestampPolicyOf(topic: string, config: Readonly<Record<string,
     timestampType: config['message.timestamp.type'] === 'LogAppendTime' ? 'LOG_APPEND_TIME' : 'CREATE_TIME',
     maxPastMs: Number(config['message.timestamp.before.max.ms'] ?? Number.MAX_SAFE_INTEGER),
     maxFutureMs: Number(config['message.timestamp.after.max.ms'] ?? Number.MAX_SAFE_INTEGER),
+    maxMessageBytes: Number(config['max.message.bytes'] ?? DEFAULT_MAX_MESSAGE_BYTES),
   };
 }
 
@@ -189,7 +199,7 @@ export class KafkaAdmin {
     );
   }
 
-  async timestampPolicies(topics: readonly string[]): Promise<TopicTimestampPolicy[]> {
+  async writeLimits(topics: readonly string[]): Promise<TopicWriteLimits[]> {
     if (topics.length === 0) return [];
     await this.connect();
     const { resources } = await retryWhileRetriable(
@@ -199,13 +209,20 @@ export class KafkaAdmin {
           resources: topics.map((name) => ({
             type: TOPIC_RESOURCE,
             name,
-            configNames: ['cleanup.policy', 'retention.ms', 'message.timestamp.type', 'message.timestamp.before.max.ms', 'message.timestamp.after.max.ms'],
+            configNames: [
+              'cleanup.policy',
+              'retention.ms',
+              'message.timestamp.type',
+              'message.timestamp.before.max.ms',
+              'message.timestamp.after.max.ms',
+              'max.message.bytes',
+            ],
           })),
         }),
       TOPIC_READY_TIMEOUT_MS,
     );
     return resources.map(({ resourceName, configEntries }) =>
-      timestampPolicyOf(resourceName, Object.fromEntries(configEntries.map((entry) => [entry.configName, entry.configValue]))),
+      writeLimitsOf(resourceName, Object.fromEntries(configEntries.map((entry) => [entry.configName, entry.configValue]))),
     );
   }
 

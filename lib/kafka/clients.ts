@@ -1,4 +1,4 @@
-import { KafkaAdmin, type TopicDescription, type TopicTimestampPolicy } from './admin.js';
+import { KafkaAdmin, type TopicDescription, type TopicWriteLimits } from './admin.js';
 import { KafkaCommitter, type AbortOutcome, type CommitOutcome } from './committer.js';
 import type { TransactionDescription } from './describe-transactions.js';
 import { ClusterConnection, type KafkaConnectionOptions } from './connection.js';
@@ -41,7 +41,7 @@ export interface TopicAdmin {
   /** The group's committed offset per partition (partitions without one are absent or -1). */
   groupOffsets(groupId: string, topic: string): Promise<Map<number, number>>;
   offsetsForTimestamp(topic: string, timestamp: number): Promise<Map<number, number>>;
-  timestampPolicies(topics: readonly string[]): Promise<TopicTimestampPolicy[]>;
+  writeLimits(topics: readonly string[]): Promise<TopicWriteLimits[]>;
 }
 
 /** read_committed reads of offset ranges, without a consumer group. */

@@ -1,5 +1,5 @@
 // Sluice's Kafka layer: the only place that touches kafkajs (DESIGN.md).
-export { KafkaAdmin, type ClusterDescription, type TopicDescription, type TopicSpec, type TopicTimestampPolicy } from './admin.js';
+export { KafkaAdmin, type ClusterDescription, type TopicDescription, type TopicSpec, type TopicWriteLimits } from './admin.js';
 export { KafkaCommitter, abortTransaction, commitTransaction, type AbortOutcome, type CommitOutcome } from './committer.js';
 export {
   BROKERS_ENVIRONMENT_VARIABLE,

@@ -10,7 +10,7 @@ import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { beginRollback, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
-import { RecordTimestampGuard } from './record-timestamps.js';
+import { OutputLimits } from './output-limits.js';
 import { prepareShardBatch, type InputLog, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import type { ExecutorSnapshot, StageOutputs } from './stage-executor.js';
@@ -56,6 +56,16 @@ export interface RuntimeProgress extends ShardProgress {
 
 /** Step boundaries of one shard's batch, where fault-injection tests make it crash. */
 export type ProcessorStep = 'claimed-and-state-written' | 'output-written' | 'committed';
+
+/** The topics a stage writes that it can name before it runs: fixed sink topics, repartition topics, the dead-letter topic. */
+function outputTopicsOf(plan: Plan, stage: Stage): string[] {
+  const topics = stage.nodes.flatMap((node) => {
+    if (node.role === 'sink') return node.transformation.sink.config.serializer.topic ?? [];
+    return node.role === 'repartition' ? [node.topic] : [];
+  });
+  if (plan.badRecordPolicy.kind === 'dead-letter') topics.push(plan.badRecordPolicy.topic);
+  return topics;
+}
 
 export interface ProcessorOptions {
   readonly plan: Plan;
@@ -153,12 +163,12 @@ export class Processor {
   private readonly writers = new Map<DeliveryGuarantee, RecordWriter>();
   private readonly clock: () => number;
   private readonly poolSize: number;
-  private readonly timestamps: RecordTimestampGuard;
+  private readonly limits: OutputLimits;
 
   constructor(private readonly options: ProcessorOptions) {
     this.clock = options.clock ?? Date.now;
     this.poolSize = options.transactionPoolSize ?? DEFAULT_POOL_SIZE;
-    this.timestamps = new RecordTimestampGuard(options.kafka.admin, options.wallClock ?? Date.now);
+    this.limits = new OutputLimits(options.kafka.admin, options.wallClock ?? Date.now);
   }
 
   private stage(stageId: string): Stage {
@@ -178,6 +188,7 @@ export class Processor {
     if (rollback) return this.rollBack(shard, rollback, checkpoints, records, requestsBefore);
     const { input } = stage;
     const transactionalInput = input.kind === 'repartition' && plan.internalGuarantee === DeliveryGuarantee.EXACTLY_ONCE;
+    await this.limits.prepare(outputTopicsOf(plan, stage));
     const prepared = await prepareShardBatch({
       plan,
       stage,
@@ -194,6 +205,7 @@ export class Processor {
           }
         : {}),
       ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.options.kafka.reader.read({ topic, partition, from, to }) } : {}),
+      maxRecordBytes: (outputTopic) => this.limits.maxRecordBytes(outputTopic),
       backlog: async (offset) => (await this.options.kafka.reader.readAvailable(topic, partition, offset, 1)).records.length > 0,
       canProceed: (claim) =>
         uncommittedDeltas(claim.progress, checkpoints.committed).length < MAX_UNCOMMITTED_DELTAS &&
@@ -211,7 +223,7 @@ export class Processor {
       },
     });
     this.options.onStep?.('claimed-and-state-written', shard);
-    await this.timestamps.check(
+    await this.limits.checkTimestamps(
       [...[...prepared.outputs.sinks.values()].flat(), ...prepared.outputs.deadLetters],
       `${stageId}'s batch of ${topic}/${partition} from offset ${prepared.from}`,
     );

@@ -85,6 +85,8 @@ export interface ShardBatchOptions {
    * ({@link ShardProgress.catchUp}).
    */
   readonly canProceed?: (claim: ShardClaim) => boolean;
+  /** The largest record each output topic takes (see {@link StageExecutorOptions.maxRecordBytes}). */
+  readonly maxRecordBytes?: (topic: string) => number;
 }
 
 /** What a repartition stage asks of its input partition before it lets the input watermark through. */
@@ -240,7 +242,14 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     keysRead += await load([...candidateKeys(records, plan.maxParallelism), ...snapshotTimers.map((t) => t.key)]);
   }
 
-  const executor = new StageExecutor({ plan, stage, state, clock, ...(progress.executor ? { snapshot: progress.executor } : {}) });
+  const executor = new StageExecutor({
+    plan,
+    stage,
+    state,
+    clock,
+    ...(progress.executor ? { snapshot: progress.executor } : {}),
+    ...(options.maxRecordBytes ? { maxRecordBytes: options.maxRecordBytes } : {}),
+  });
   // A partition that never sends a record turns idle after the idleness timeout, counted from its first invocation.
   if (stage.input.kind === 'source') executor.assignPartitions([shard.shard]);
   executor.processRecords(records, { holdWatermark: true });

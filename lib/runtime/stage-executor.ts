@@ -3,12 +3,14 @@ import type { KafkaSink } from '../api/sink.js';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../api/time.js';
 import type { WatermarkGenerator } from '../api/watermark.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../kafka/admin.js';
 import { KeyByOperator } from '../operators/basic-operators.js';
 import { StreamOperator, UserFunctionError, type Metrics, type OperatorServices, type Output, type StreamRecord } from '../operators/operator.js';
 import { TimerQueue } from '../operators/timers.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import { keyAsRecordKey, keyRef, type KeyRef } from '../state/keys.js';
 import type { Plan, PlanNode, Stage } from '../plan/plan.js';
+import { recordBytes, RecordTooLargeError } from './output-limits.js';
 
 /** A record failed and the bad-record policy is `fail`; names the record and what to do. */
 export class BadRecordError extends Error {
@@ -51,6 +53,8 @@ export interface StageExecutorOptions {
   readonly clock: () => number;
   /** Partition counts of output topics, for custom sink partitioners. */
   readonly partitionCount?: (topic: string) => number;
+  /** The largest record each output topic takes (its max.message.bytes); default Kafka's default. */
+  readonly maxRecordBytes?: (topic: string) => number;
   /** Where an earlier executor of the same shard left off (see {@link StageExecutor.snapshot}). */
   readonly snapshot?: ExecutorSnapshot;
 }
@@ -319,7 +323,7 @@ export class StageExecutor {
       ((topic: string) => {
         throw new Error(`The partition count of "${topic}" is unknown here; a custom partitioner needs it`);
       });
-    const output = sink.config.serializer.serialize(record.value, { timestamp: record.timestamp, partitionCount });
+    const output = this.withinLimit(sink.config.serializer.serialize(record.value, { timestamp: record.timestamp, partitionCount }));
     const list = this.outputs.sinks.get(name) ?? [];
     this.outputs.sinks.set(name, list);
     list.push(output);
@@ -331,7 +335,19 @@ export class StageExecutor {
     const value: RepartitionValue = { v: record.value, t: record.timestamp ?? null };
     // The event time travels in the value; the record keeps the broker's write time, so time
     // retention never deletes a record the next stage has yet to read because its events are old.
-    this.outputs.repartitions.push({ topic, key: keyAsRecordKey(key), value: JSON.stringify(value) });
+    this.outputs.repartitions.push(this.withinLimit({ topic, key: keyAsRecordKey(key), value: JSON.stringify(value) }));
+  }
+
+  /**
+   * The record, if its topic takes it. One that is too large fails here, while the input record
+   * that produced it is known, so that the bad-record policy applies to that input instead of
+   * the whole batch failing at the broker, again and again.
+   */
+  private withinLimit(record: OutputRecord): OutputRecord {
+    const limit = this.options.maxRecordBytes?.(record.topic) ?? DEFAULT_MAX_MESSAGE_BYTES;
+    const bytes = recordBytes(record);
+    if (bytes > limit) throw new RecordTooLargeError(record.topic, bytes, limit);
+    return record;
   }
 
   private count(metric: string, by = 1): void {

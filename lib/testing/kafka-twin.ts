@@ -1,5 +1,5 @@
 import type { KafkaClients, TransactionOptions, TransactionWriter } from '../kafka/clients.js';
-import { timestampPolicyOf } from '../kafka/admin.js';
+import { writeLimitsOf } from '../kafka/admin.js';
 import type { AbortOutcome, CommitOutcome } from '../kafka/committer.js';
 import type { TransactionDescription, TransactionStateName } from '../kafka/describe-transactions.js';
 import { TransactionAlreadyCommittedError, TransactionLostError } from '../kafka/errors.js';
@@ -168,8 +168,8 @@ export class KafkaTwin implements KafkaClients {
           Array.from({ length: this.partitions(topic) }, (_, partition) => [partition, group?.get(partitionKey(topic, partition)) ?? -1]),
         );
       }),
-    timestampPolicies: (topics) =>
-      this.io.call('DescribeConfigs', () => topics.map((topic) => timestampPolicyOf(topic, this.topicConfigs.get(topic) ?? {}))),
+    writeLimits: (topics) =>
+      this.io.call('DescribeConfigs', () => topics.map((topic) => writeLimitsOf(topic, this.topicConfigs.get(topic) ?? {}))),
     offsetsForTimestamp: (topic, timestamp) =>
       this.io.call('ListOffsets', () => {
         const result = new Map<number, number>();

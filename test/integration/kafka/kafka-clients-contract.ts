@@ -60,18 +60,19 @@ export function kafkaClientsContract(name: string, target: () => KafkaContractTa
   }
 
   describe(`KafkaClients contract: ${name}`, () => {
-    it('reports the retention and timestamp settings a topic was created with', async () => {
+    it('reports the retention, timestamp and size settings a topic was created with', async () => {
       const configs = {
         'retention.ms': '86400000',
         'message.timestamp.type': 'LogAppendTime',
         'message.timestamp.before.max.ms': '2592000000',
         'message.timestamp.after.max.ms': '3600000',
+        'max.message.bytes': '2000000',
       };
       const kept = await target().createTopic(1, configs);
       const compacted = await target().createTopic(1, { ...configs, 'cleanup.policy': 'compact', 'message.timestamp.type': 'CreateTime' });
-      expect(await target().clients.admin.timestampPolicies([kept, compacted])).toEqual([
-        { topic: kept, retentionMs: 86_400_000, timestampType: 'LOG_APPEND_TIME', maxPastMs: 2_592_000_000, maxFutureMs: 3_600_000 },
-        { topic: compacted, retentionMs: -1, timestampType: 'CREATE_TIME', maxPastMs: 2_592_000_000, maxFutureMs: 3_600_000 },
+      expect(await target().clients.admin.writeLimits([kept, compacted])).toEqual([
+        { topic: kept, retentionMs: 86_400_000, timestampType: 'LOG_APPEND_TIME', maxPastMs: 2_592_000_000, maxFutureMs: 3_600_000, maxMessageBytes: 2_000_000 },
+        { topic: compacted, retentionMs: -1, timestampType: 'CREATE_TIME', maxPastMs: 2_592_000_000, maxFutureMs: 3_600_000, maxMessageBytes: 2_000_000 },
       ]);
     });
 

@@ -124,3 +124,46 @@ function jsonError(): string {
     return (error as Error).message;
   }
 }
+
+describe('records too large for the topic they go to', () => {
+  /** Payments keyed by id through a repartition topic (Kafka's default max.message.bytes), summed per id. */
+  function repartitioned(policy: Policy) {
+    const env = StreamExecutionEnvironment.create({ name: 'notes' });
+    env.setBadRecordPolicy(policy);
+    env
+      .fromSource(
+        KafkaSource.builder<Payment & { note: string }>()
+          .setBootstrapServers('127.0.0.1:9092')
+          .setTopics('payments')
+          .setGroupId('notes')
+          .setValueOnlyDeserializer(new JsonDeserializationSchema<Payment & { note: string }>())
+          .build(),
+        WatermarkStrategy.noWatermarks(),
+        'payments',
+      )
+      .keyBy((payment) => payment.id)
+      .sum('cents')
+      .map((payment) => ({ id: payment.id, cents: payment.cents }))
+      .sinkTo(
+        KafkaSink.builder<Payment>()
+          .setBootstrapServers('127.0.0.1:9092')
+          .setRecordSerializer(KafkaRecordSerializationSchema.builder<Payment>().setTopic('totals').setValueSerializationSchema(new JsonSerializationSchema()).build())
+          .build(),
+      );
+    return new PipelineTestHarness(env);
+  }
+  const note = (id: string, cents: number, bytes: number) => ({ value: JSON.stringify({ id, cents, note: 'x'.repeat(bytes) }), partition: 0 });
+  const records = [note('p1', 1, 10), note('p1', 2, 1_500_000), note('p1', 4, 10)];
+
+  it('fail the input record that produced them, naming it, the topic, the size and the fix', () => {
+    expect(() => repartitioned(BadRecordPolicy.fail()).send('payments', records)).toThrow(
+      /^Record payments\/0@1: keyBy failed: an output record for notes-keyBy-repartition takes \d+ bytes, more than the topic's max\.message\.bytes of 1048588: make the record smaller, or raise max\.message\.bytes/,
+    );
+  });
+
+  it('go to the dead letters under deadLetter(), and the rest goes on', () => {
+    const harness = repartitioned(BadRecordPolicy.deadLetter('payments-dlq')).send('payments', records);
+    expect(harness.deadLetterRecords().map((r) => r.headers?.find((h) => h.key === 'sluice.source.offset')?.value.toString())).toEqual(['1']);
+    expect(harness.outputValues('totals').map((v) => (JSON.parse(v) as Payment).cents)).toEqual([1, 5]);
+  });
+});

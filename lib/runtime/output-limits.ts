@@ -1,4 +1,4 @@
-import type { TopicTimestampPolicy } from '../kafka/admin.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, type TopicWriteLimits } from '../kafka/admin.js';
 import type { TopicAdmin } from '../kafka/clients.js';
 import type { OutputRecord } from '../kafka/records.js';
 
@@ -11,7 +11,7 @@ export const RETENTION_MARGIN_MS = 10 * 60_000;
 
 export type TimestampProblem = 'deleted by retention' | 'too far in the past' | 'too far in the future';
 
-const FIXES: Record<TimestampProblem, (policy: TopicTimestampPolicy) => string> = {
+const FIXES: Record<TimestampProblem, (policy: TopicWriteLimits) => string> = {
   'deleted by retention': (policy) =>
     `the topic deletes records older than its retention.ms of ${duration(policy.retentionMs)} within minutes, so this ` +
     `output would be lost once committed. Fix it one of these ways: stamp output with the time it is written ` +
@@ -33,7 +33,7 @@ export class RecordTimestampError extends Error {
 
   constructor(
     readonly record: OutputRecord,
-    readonly policy: TopicTimestampPolicy,
+    readonly policy: TopicWriteLimits,
     readonly problem: TimestampProblem,
     origin: string,
   ) {
@@ -53,7 +53,7 @@ function duration(ms: number): string {
   return `${ms} ms`;
 }
 
-function problemOf(policy: TopicTimestampPolicy, timestamp: number, now: number): TimestampProblem | undefined {
+function problemOf(policy: TopicWriteLimits, timestamp: number, now: number): TimestampProblem | undefined {
   if (policy.timestampType === 'LOG_APPEND_TIME') return undefined;
   if (timestamp > now + policy.maxFutureMs) return 'too far in the future';
   if (timestamp < now - policy.maxPastMs) return 'too far in the past';
@@ -62,12 +62,41 @@ function problemOf(policy: TopicTimestampPolicy, timestamp: number, now: number)
 }
 
 /**
- * Checks output records' timestamps against their topics' retention and timestamp limits
- * before they are written. Each topic's configuration is read once per container; it is read
- * again before a batch fails on it, so that a topic fixed meanwhile lets the retry through.
+ * Room a record needs in a record batch beyond its key, value and headers: the batch's header
+ * (61 bytes) and the record's own lengths, deltas and attributes, rounded up.
  */
-export class RecordTimestampGuard {
-  private readonly policies = new Map<string, TopicTimestampPolicy>();
+const RECORD_OVERHEAD_BYTES = 128;
+
+/** What a record takes of its topic's `max.message.bytes`, near enough. */
+export function recordBytes(record: OutputRecord): number {
+  const length = (bytes: Buffer | string | null | undefined) => (typeof bytes === 'string' ? Buffer.byteLength(bytes) : (bytes?.length ?? 0));
+  return RECORD_OVERHEAD_BYTES + length(record.key) + length(record.value) + (record.headers ?? []).reduce((n, h) => n + h.key.length + length(h.value), 0);
+}
+
+/** An output record larger than its topic takes: it fails the input record that produced it, under the bad-record policy. */
+export class RecordTooLargeError extends Error {
+  override readonly name = 'RecordTooLargeError';
+
+  constructor(
+    readonly topic: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      `an output record for ${topic} takes ${bytes} bytes, more than the topic's max.message.bytes of ${limit}: ` +
+        `make the record smaller, or raise max.message.bytes on the topic (and message.max.bytes on the brokers)`,
+    );
+  }
+}
+
+/**
+ * The limits of the topics a stage writes: record sizes while it processes, and timestamps
+ * against retention before it writes. Each topic's configuration is read once per container;
+ * it is read again before a batch fails on a timestamp, so that a topic fixed meanwhile lets
+ * the retry through.
+ */
+export class OutputLimits {
+  private readonly policies = new Map<string, TopicWriteLimits>();
 
   constructor(
     private readonly admin: TopicAdmin,
@@ -75,11 +104,21 @@ export class RecordTimestampGuard {
     private readonly wallClock: () => number,
   ) {}
 
+  /** Reads the limits of the topics not read yet. */
+  async prepare(topics: readonly string[]): Promise<void> {
+    await this.load(topics.filter((topic) => !this.policies.has(topic)));
+  }
+
+  /** The largest record `topic` takes: Kafka's default for a topic not prepared (one a sink picks per element). */
+  maxRecordBytes(topic: string): number {
+    return this.policies.get(topic)?.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  }
+
   /** Throws {@link RecordTimestampError} for the first record its topic would delete at once or refuse. */
-  async check(records: readonly OutputRecord[], origin: string): Promise<void> {
+  async checkTimestamps(records: readonly OutputRecord[], origin: string): Promise<void> {
     const stamped = records.filter((record) => record.timestamp !== undefined);
     if (stamped.length === 0) return;
-    await this.load([...new Set(stamped.map((record) => record.topic))].filter((topic) => !this.policies.has(topic)));
+    await this.prepare([...new Set(stamped.map((record) => record.topic))]);
     let found = this.firstProblem(stamped);
     if (!found) return;
     await this.load([found.record.topic]);
@@ -89,7 +128,7 @@ export class RecordTimestampGuard {
 
   private async load(topics: readonly string[]): Promise<void> {
     if (topics.length === 0) return;
-    for (const policy of await this.admin.timestampPolicies(topics)) this.policies.set(policy.topic, policy);
+    for (const policy of await this.admin.writeLimits(topics)) this.policies.set(policy.topic, policy);
   }
 
   private firstProblem(records: readonly OutputRecord[]) {
