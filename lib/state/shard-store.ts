@@ -49,6 +49,30 @@ export interface StateChange {
   readonly state: KeyState | null;
 }
 
+/**
+ * The most state one key may hold, as JSON: its item keeps the state twice (the current and
+ * the previous epoch's), within DynamoDB's 400 KB per item, with room for its keys.
+ */
+export const MAX_KEY_STATE_BYTES = 190 * 1024;
+
+/** A key's state outgrew what its item can hold: the batch fails before it writes anything, naming the key. */
+export class KeyStateTooLargeError extends Error {
+  override readonly name = 'KeyStateTooLargeError';
+
+  constructor(
+    readonly shard: ShardRef,
+    readonly key: KeyRef,
+    readonly bytes: number,
+  ) {
+    const shown = key.serialized.length > 200 ? `${key.serialized.slice(0, 200)}…` : key.serialized;
+    super(
+      `Shard ${shard.stage}/${shard.shard}: the state of key ${shown} would take ${bytes} bytes, more than the ` +
+        `${MAX_KEY_STATE_BYTES} a key may hold (its DynamoDB item keeps it twice, within 400 KB). Keep less per key: ` +
+        `aggregate (reduce or aggregate instead of process over all elements), set a StateTtlConfig, or shorten the windows.`,
+    );
+  }
+}
+
 /** Another invocation claimed the shard: this one must stop and write nothing more. */
 export class ShardFencedError extends Error {
   override readonly name = 'ShardFencedError';
@@ -210,6 +234,10 @@ export abstract class ItemShardStore implements ShardStore {
   }
 
   async write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void> {
+    for (const { key, state } of changes) {
+      const bytes = state === null ? 0 : Buffer.byteLength(JSON.stringify(state));
+      if (bytes > MAX_KEY_STATE_BYTES) throw new KeyStateTooLargeError(claim.shard, key, bytes);
+    }
     const seen = this.seenBy(claim);
     let next = 0;
     const worker = async () => {

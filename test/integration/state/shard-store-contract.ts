@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { keyRef, type KeyRef } from '../../../lib/state/keys.js';
 import {
+  KeyStateTooLargeError,
+  MAX_KEY_STATE_BYTES,
   ShardFencedError,
   type ItemShardStore,
   type KeyState,
@@ -42,6 +44,29 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
       const claim = await store.claim(newShard());
       expect(claim).toMatchObject({ epoch: 1, committedEpoch: 0, abortedEpochs: [], progress: undefined });
       expect(await readAll(store, claim, ['a'])).toEqual({ a: undefined });
+    });
+
+    it('holds a key state of the largest size allowed, twice over, and refuses a larger one before writing anything', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const sized = (bytes: number, fill: string) => ({ note: fill.repeat(bytes - JSON.stringify({ note: '' }).length) });
+      // Two commits: the item then holds the new state and the previous one, each of the largest size.
+      for (const fill of ['a', 'b']) {
+        const claim = await store.claim(shard);
+        await store.read(claim, [key('big')]);
+        await store.write(claim, [{ key: key('big'), state: sized(MAX_KEY_STATE_BYTES, fill) }]);
+        await store.commit(claim, { fill });
+      }
+      const claim = await store.claim(shard);
+      expect((await readAll(store, claim, ['big'])).big).toEqual(sized(MAX_KEY_STATE_BYTES, 'b'));
+      const refused = store.write(claim, [
+        { key: key('small'), state: { count: 1 } },
+        { key: key('big'), state: sized(MAX_KEY_STATE_BYTES + 1, 'c') },
+      ]);
+      await expect(refused).rejects.toBeInstanceOf(KeyStateTooLargeError);
+      await expect(refused).rejects.toThrow(/the state of key .*big.* would take 194561 bytes, more than the 194560 a key may hold/);
+      await store.commit(claim, { fill: 'none' });
+      expect(await readAll(store, await store.claim(shard), ['big', 'small'])).toEqual({ big: sized(MAX_KEY_STATE_BYTES, 'b'), small: undefined });
     });
 
     it('makes state and progress visible together at commit', async () => {
