@@ -145,7 +145,9 @@ module.exports = async () => {
     },
     {
       Effect: 'Allow',
-      Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'],
+      // DescribeTopicDynamicConfiguration: the processor reads the retention, timestamp and
+      // size settings of the topics it writes (lib/runtime/output-limits.ts).
+      Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:WriteData'],
       Resource: writeTopics.map((topic) => kafkaArn('topic', topic)),
     },
     {
