@@ -168,8 +168,10 @@ export class KafkaTwin implements KafkaClients {
           Array.from({ length: this.partitions(topic) }, (_, partition) => [partition, group?.get(partitionKey(topic, partition)) ?? -1]),
         );
       }),
-    writeLimits: (topics) =>
-      this.io.call('DescribeConfigs', () => topics.map((topic) => writeLimitsOf(topic, this.topicConfigs.get(topic) ?? {}))),
+    // Answered at once rather than as a request of the schedule: a processor reads these once
+    // per container, and as a request it would only shift every schedule's draws (and the
+    // seeds docs/PROTOCOL.md names) without reaching an interleaving that matters.
+    writeLimits: (topics) => Promise.resolve(topics.map((topic) => writeLimitsOf(topic, this.topicConfigs.get(topic) ?? {}))),
     offsetsForTimestamp: (topic, timestamp) =>
       this.io.call('ListOffsets', () => {
         const result = new Map<number, number>();
