@@ -1,0 +1,23 @@
+package dev.sluice.conformance;
+
+import java.time.Duration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+
+/** Tumbling 100 ms windows reduced to the sum of the values and the latest event time. */
+public class TumblingReduce implements Scenario {
+  @Override
+  public DataStream<String> apply(DataStream<Event> events) {
+    return events
+        .keyBy(event -> event.key)
+        .window(TumblingEventTimeWindows.of(Duration.ofMillis(100)))
+        .reduce((a, b) -> {
+          Event sum = new Event();
+          sum.key = a.key;
+          sum.value = a.value + b.value;
+          sum.timestamp = Math.max(a.timestamp, b.timestamp);
+          return sum;
+        })
+        .map(event -> event.key + " " + event.value + " latest " + event.timestamp);
+  }
+}
