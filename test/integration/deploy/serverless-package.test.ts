@@ -3,47 +3,17 @@
 // per stage with its MSK trigger, the coordinator on a schedule and the commit function on
 // nodejs22.x/arm64 bundles, and every IAM statement is scoped: no wildcard actions, and no "*"
 // resource except for the EC2 Describe actions, which AWS does not let one scope.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
+import { ofType, run, usePackaging } from '../../helpers/serverless-package.js';
 
-const run = promisify(execFile);
-const folders: string[] = [];
-afterAll(() => {
-  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
-});
-
-interface Template {
-  Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
-}
+const packageFor = usePackaging();
 
 interface Statement {
   Effect: string;
   Action: string | string[];
   Resource: unknown;
-}
-
-async function packageFor(pipelineFile: string, trigger = 'msk'): Promise<{ folder: string; template: Template }> {
-  const folder = mkdtempSync(join(tmpdir(), 'sluice-package-'));
-  folders.push(folder);
-  const env = {
-    ...process.env,
-    SLUICE_PIPELINE_FILE: pipelineFile,
-    SLUICE_KAFKA_TRIGGER: trigger,
-    AWS_ACCESS_KEY_ID: '',
-    AWS_SECRET_ACCESS_KEY: '',
-    AWS_PROFILE: 'none',
-  };
-  await run('npx', ['serverless', 'package', '--package', folder], { env, timeout: 240_000 });
-  const template = JSON.parse(readFileSync(join(folder, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
-  return { folder, template };
-}
-
-function ofType(template: Template, type: string) {
-  return Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
 }
 
 const UNSCOPABLE = new Set(['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ec2:DescribeVpcs']);
