@@ -3,8 +3,8 @@ import type { KafkaRecord } from '../kafka/records.js';
 
 /**
  * One record as Lambda's Kafka event source mapping hands it over: key and value base64 (no
- * `key` at all for a record without one), header values as arrays of signed bytes, as the
- * Java poller writes them.
+ * `key` at all for a record without one, no `value` for a tombstone), header values as arrays
+ * of signed bytes, as the Java poller writes them.
  */
 export function toLambdaRecord(record: KafkaRecord): MSKRecord {
   return {
@@ -14,7 +14,7 @@ export function toLambdaRecord(record: KafkaRecord): MSKRecord {
     timestamp: record.timestamp,
     timestampType: record.timestampType,
     ...(record.key === null ? {} : { key: record.key.toString('base64') }),
-    value: record.value?.toString('base64') ?? '',
+    ...(record.value === null ? {} : { value: record.value.toString('base64') }),
     headers: record.headers.map((header) => ({ [header.key]: [...new Int8Array(header.value ?? Buffer.alloc(0))] })),
   } as MSKRecord;
 }
