@@ -391,6 +391,9 @@ export class StageExecutor {
     const { source, watermarks } = node.transformation;
     const value = source.config.deserializer.deserialize(record);
     const timestamp = watermarks.timestampAssigner ? watermarks.timestampAssigner(value, record.timestamp) : record.timestamp;
+    // An event time that is not a whole number of milliseconds would travel on as null (JSON has
+    // no Infinity) and fail a later stage far from its record; it is this record's fault.
+    if (!Number.isSafeInteger(timestamp)) throw new Error(`its event time ${String(timestamp)} is not a whole number of milliseconds`);
     const progress = this.partition(record.partition, () => watermarks.createGenerator());
     progress.generator.onEvent(timestamp);
     progress.lastActive = this.options.clock();

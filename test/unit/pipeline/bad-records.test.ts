@@ -167,3 +167,40 @@ describe('records too large for the topic they go to', () => {
     expect(harness.outputValues('totals').map((v) => (JSON.parse(v) as Payment).cents)).toEqual([1, 5]);
   });
 });
+
+describe('event times that are not whole milliseconds', () => {
+  it('are bad records at the source, named there, not in a later stage', () => {
+    const env = StreamExecutionEnvironment.create({ name: 'times' });
+    env.setBadRecordPolicy(BadRecordPolicy.deadLetter('times-dlq'));
+    env
+      .fromSource(
+        KafkaSource.builder<{ id: string; at: number }>()
+          .setBootstrapServers('127.0.0.1:9092')
+          .setTopics('events')
+          .setGroupId('times')
+          .setValueOnlyDeserializer(new JsonDeserializationSchema<{ id: string; at: number }>())
+          .build(),
+        WatermarkStrategy.forMonotonousTimestamps<{ id: string; at: number }>().withTimestampAssigner((event) => event.at),
+        'events',
+      )
+      .keyBy((event) => event.id)
+      .sum('at')
+      .sinkTo(
+        KafkaSink.builder<{ id: string; at: number }>()
+          .setBootstrapServers('127.0.0.1:9092')
+          .setRecordSerializer(KafkaRecordSerializationSchema.builder<{ id: string; at: number }>().setTopic('sums').setValueSerializationSchema(new JsonSerializationSchema()).build())
+          .build(),
+      );
+    // 1e400 parses as Infinity; 1.5 is no whole millisecond.
+    const harness = new PipelineTestHarness(env).send('events', [
+      { value: '{"id":"a","at":1e400}', partition: 0 },
+      { value: '{"id":"a","at":1.5}', partition: 0 },
+      { value: '{"id":"a","at":1000}', partition: 0 },
+    ]);
+    expect(harness.deadLetterRecords().map((r) => [r.headers?.find((h) => h.key === 'sluice.source.offset')?.value.toString(), r.headers?.find((h) => h.key === 'sluice.error')?.value.toString()])).toEqual([
+      ['0', 'its event time Infinity is not a whole number of milliseconds'],
+      ['1', 'its event time 1.5 is not a whole number of milliseconds'],
+    ]);
+    expect(harness.outputValues('sums')).toEqual(['{"id":"a","at":1000}']);
+  });
+});
