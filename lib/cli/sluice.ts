@@ -7,6 +7,7 @@ import { planPipeline, PipelineValidationError } from '../plan/planner.js';
 import { configFromEnvironment, PipelineRuntime } from '../aws/runtime.js';
 import { formatStatus, pipelineStatus } from '../runtime/status.js';
 import { OfflineSession } from '../offline/offline.js';
+import { savepointNameProblem } from '../snapshot/checkpoint-state.js';
 import { loadPipeline, loadPipelineModule } from './load-pipeline.js';
 
 type Output = (text: string) => void;
@@ -238,6 +239,8 @@ ${ENVIRONMENT_HELP}`,
     async run(file, values, out) {
       const name = values.name;
       if (typeof name !== 'string') throw new UsageError('give the savepoint a --name');
+      const problem = savepointNameProblem(name);
+      if (problem) throw new UsageError(problem);
       const { checkpoint, key } = await withRuntime(file, (runtime) => runtime.savepoint(name));
       out(`Savepoint ${name} written from checkpoint ${checkpoint} (${key})\n`);
     },

@@ -70,10 +70,14 @@ export async function isRolledBack(store: SnapshotStore, checkpoint: number): Pr
   return (await store.list(`${checkpointPath(checkpoint)}/rolled-back/`)).length > 0;
 }
 
+/** Why `name` cannot name a savepoint, or undefined when it can. */
+export function savepointNameProblem(name: string): string | undefined {
+  return /^[A-Za-z0-9._-]+$/.test(name) ? undefined : `"${name}" is not a valid savepoint name: use letters, digits, '.', '_' and '-'`;
+}
+
 export function savepointManifestKey(name: string): string {
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) {
-    throw new Error(`"${name}" is not a valid savepoint name: use letters, digits, '.', '_' and '-'`);
-  }
+  const problem = savepointNameProblem(name);
+  if (problem) throw new Error(problem);
   return `savepoints/${name}/manifest.json`;
 }
 

@@ -22,6 +22,10 @@ describe('the sluice command line', () => {
     expect(await sluice('offline', '--generate', 'fast')).toMatchObject({ code: 2, stderr: expect.stringContaining('--generate must be a positive number, not fast') as unknown });
     expect(await sluice('offline', '--generate', '10', '--no-generate')).toMatchObject({ code: 2, stderr: expect.stringContaining('not both') as unknown });
     expect(await sluice('restore', 'examples/order-aggregation.ts', '--checkpoint', 'latest')).toMatchObject({ code: 2 });
+    expect(await sluice('savepoint', 'examples/order-aggregation.ts', '--name', 'bad/name')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(`"bad/name" is not a valid savepoint name: use letters, digits, '.', '_' and '-'`) as unknown,
+    });
   });
 
   it('fails with exit code 1 when --generate has no generator to use', async () => {
