@@ -3,10 +3,10 @@
 // per stage with its MSK trigger, the coordinator on a schedule and the commit function on
 // nodejs22.x/arm64 bundles, and every IAM statement is scoped: no wildcard actions, and no "*"
 // resource except for the EC2 Describe actions, which AWS does not let one scope.
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { ofType, run, usePackaging } from '../../helpers/serverless-package.js';
+import { ofType, run, usePackaging, type Template } from '../../helpers/serverless-package.js';
 
 const packageFor = usePackaging();
 
@@ -64,6 +64,10 @@ describe('npx serverless package', () => {
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
     });
     expect(JSON.stringify(bucket)).toContain('checkpoints/');
+    const created = JSON.parse(readFileSync(join(folder, 'cloudformation-template-create-stack.json'), 'utf8')) as Template;
+    expect(ofType(created, 'AWS::S3::Bucket')[0]?.[1].Properties, 'the deployment bucket').toMatchObject({
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+    });
 
     const statements = ofType(template, 'AWS::IAM::Role').flatMap(([, role]) =>
       (role.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement),
