@@ -4,7 +4,7 @@ import { requiredEnvironment } from './environment.js';
 import { RequestCounter } from './request-metrics.js';
 import { S3SnapshotStore } from '../snapshot/s3-store.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import { connectKafka, type KafkaClients, type TopicAdmin, type TransactionCommitter } from '../kafka/clients.js';
+import { connectKafka, type CommittedReader, type KafkaClients, type TopicAdmin, type TransactionCommitter } from '../kafka/clients.js';
 import { kafkaFromEnvironment, type KafkaConnectionOptions } from '../kafka/connection.js';
 import type { Plan } from '../plan/plan.js';
 import { planPipeline } from '../plan/planner.js';
@@ -65,6 +65,7 @@ export class PipelineRuntime {
   readonly kafka: KafkaClients;
   readonly committer: TransactionCommitter;
   readonly admin: TopicAdmin;
+  readonly reader: CommittedReader;
   private shardList: Promise<ShardTarget[]> | undefined;
 
   constructor(
@@ -85,6 +86,7 @@ export class PipelineRuntime {
     this.kafka = connectKafka(config.kafka);
     this.committer = this.kafka.committer;
     this.admin = this.kafka.admin;
+    this.reader = this.kafka.reader;
     this.processor = new Processor({
       plan: this.plan,
       store: this.store,

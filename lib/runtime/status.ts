@@ -3,7 +3,7 @@ import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { CoordinatorRecord } from '../state/coordinator-store.js';
 import { shardRefOf } from './coordinator.js';
 import { runtimeProgressOf } from './processor.js';
-import type { TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
+import type { CommittedReader, TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
 import type { ShardStore } from '../state/shard-store.js';
@@ -23,6 +23,11 @@ export interface ShardStatus {
   /** The next offset to process; null before the shard's first batch. */
   readonly offset: number | null;
   readonly logEnd: number;
+  /**
+   * Committed records after `offset`: counted up to {@link COUNTED_LAG}, so that transaction
+   * markers and aborted records, which take offsets too, leave a caught-up shard at 0; beyond
+   * that, the offsets left.
+   */
   readonly lag: number;
   readonly acknowledged: number;
   readonly epoch: number;
@@ -49,7 +54,19 @@ export interface StatusSources {
   readonly coordinator: CoordinatorStore;
   readonly admin: TopicAdmin;
   readonly committer: TransactionCommitter;
+  readonly reader: CommittedReader;
   shards(): Promise<ShardTarget[]>;
+}
+
+/** Up to this many offsets behind, the lag is counted in committed records rather than offsets. */
+export const COUNTED_LAG = 1_000;
+
+/** A shard's lag: see {@link ShardStatus.lag}. */
+export async function committedLag(reader: CommittedReader, target: ShardTarget, offset: number, logEnd: number): Promise<number> {
+  const behind = Math.max(0, logEnd - offset);
+  if (behind === 0 || behind > COUNTED_LAG) return behind;
+  const { records } = await reader.readAvailable(target.topic, target.partition, offset, COUNTED_LAG);
+  return records.length;
 }
 
 export async function pipelineStatus(runtime: StatusSources): Promise<PipelineStatus> {
@@ -70,7 +87,7 @@ export async function pipelineStatus(runtime: StatusSources): Promise<PipelineSt
       ...target,
       offset: progress.offset,
       logEnd,
-      lag: Math.max(0, logEnd - (progress.offset ?? 0)),
+      lag: await committedLag(runtime.reader, target, progress.offset ?? 0, logEnd),
       acknowledged: progress.acknowledged,
       epoch: shardRecord?.epoch ?? 0,
       transactions,
