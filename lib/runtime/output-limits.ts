@@ -68,9 +68,22 @@ function problemOf(policy: TopicWriteLimits, timestamp: number, now: number): Ti
 const RECORD_OVERHEAD_BYTES = 128;
 
 /** What a record takes of its topic's `max.message.bytes`, near enough. */
-export function recordBytes(record: OutputRecord): number {
-  const length = (bytes: Buffer | string | null | undefined) => (typeof bytes === 'string' ? Buffer.byteLength(bytes) : (bytes?.length ?? 0));
-  return RECORD_OVERHEAD_BYTES + length(record.key) + length(record.value) + (record.headers ?? []).reduce((n, h) => n + h.key.length + length(h.value), 0);
+function recordBytes(record: OutputRecord): number {
+  return sizeOf(record, (text) => Buffer.byteLength(text), (key) => key.length);
+}
+
+/** The record's size when it is over `limit`, else undefined; most records are judged by an upper bound, without counting UTF-8 bytes. */
+export function bytesOverLimit(record: OutputRecord, limit: number): number | undefined {
+  // A UTF-16 code unit takes at most 3 bytes in UTF-8.
+  const upperBound = (text: string) => text.length * 3;
+  if (sizeOf(record, upperBound, upperBound) <= limit) return undefined;
+  const bytes = recordBytes(record);
+  return bytes > limit ? bytes : undefined;
+}
+
+function sizeOf(record: OutputRecord, textBytes: (text: string) => number, headerKeyBytes: (key: string) => number): number {
+  const length = (bytes: Buffer | string | null | undefined) => (typeof bytes === 'string' ? textBytes(bytes) : (bytes?.length ?? 0));
+  return RECORD_OVERHEAD_BYTES + length(record.key) + length(record.value) + (record.headers ?? []).reduce((n, h) => n + headerKeyBytes(h.key) + length(h.value), 0);
 }
 
 /** An output record larger than its topic takes: it fails the input record that produced it, under the bad-record policy. */

@@ -10,7 +10,7 @@ import { TimerQueue } from '../operators/timers.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import { keyAsRecordKey, keyRef, type KeyRef } from '../state/keys.js';
 import type { Plan, PlanNode, Stage } from '../plan/plan.js';
-import { recordBytes, RecordTooLargeError } from './output-limits.js';
+import { bytesOverLimit, RecordTooLargeError } from './output-limits.js';
 
 /** A record failed and the bad-record policy is `fail`; names the record and what to do. */
 export class BadRecordError extends Error {
@@ -345,8 +345,8 @@ export class StageExecutor {
    */
   private withinLimit(record: OutputRecord): OutputRecord {
     const limit = this.options.maxRecordBytes?.(record.topic) ?? DEFAULT_MAX_MESSAGE_BYTES;
-    const bytes = recordBytes(record);
-    if (bytes > limit) throw new RecordTooLargeError(record.topic, bytes, limit);
+    const bytes = bytesOverLimit(record, limit);
+    if (bytes !== undefined) throw new RecordTooLargeError(record.topic, bytes, limit);
     return record;
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { writeLimitsOf, type TopicWriteLimits } from '../../../lib/kafka/admin.js';
 import type { TopicAdmin } from '../../../lib/kafka/clients.js';
-import { RecordTimestampError, OutputLimits, RETENTION_MARGIN_MS } from '../../../lib/runtime/output-limits.js';
+import { bytesOverLimit, OutputLimits, RecordTimestampError, RETENTION_MARGIN_MS } from '../../../lib/runtime/output-limits.js';
 
 const NOW = Date.UTC(2026, 11, 1, 12);
 const DAY = 86_400_000;
@@ -77,5 +77,17 @@ describe('OutputLimits.maxRecordBytes', () => {
     await limits.prepare(['big', 'plain']);
     expect(reads).toEqual([['big', 'plain']]);
     expect([limits.maxRecordBytes('big'), limits.maxRecordBytes('plain'), limits.maxRecordBytes('picked-per-element')]).toEqual([8_388_608, 1_048_588, 1_048_588]);
+  });
+});
+
+describe('bytesOverLimit', () => {
+  it('counts UTF-8 bytes where the quick upper bound cannot decide', () => {
+    const ascii = { topic: 't', key: null, value: 'a'.repeat(500_000) };
+    const wide = { topic: 't', key: null, value: 'é'.repeat(500_000) };
+    // Both bounded at 1,500,128 bytes; exactly 500,128 and 1,000,128.
+    expect(bytesOverLimit(ascii, 1_000_000)).toBeUndefined();
+    expect(bytesOverLimit(wide, 1_000_000)).toBe(1_000_128);
+    expect(bytesOverLimit(wide, 1_000_128)).toBeUndefined();
+    expect(bytesOverLimit({ topic: 't', value: 'x' }, 1_048_588)).toBeUndefined();
   });
 });
