@@ -2,6 +2,7 @@ import { ClusterConnection, type KafkaConnectionOptions } from './connection.js'
 import type { TransactionDescription } from './describe-transactions.js';
 import { TransactionAlreadyCommittedError, TransactionLostError, transactionLostCode } from './errors.js';
 import type { TransactionHandle } from './transaction-handle.js';
+import { CommittedRangeReader } from './range-reader.js';
 import { describeTransaction, withTransactionCoordinator } from './transaction-coordinator.js';
 
 /**
@@ -46,8 +47,10 @@ const UNKNOWN_REASON = 'the broker does not know the transactional id (never wri
  */
 export class KafkaCommitter {
   private readonly connection: ClusterConnection;
+  /** Connected on the first lost verdict only, to ask the log how the transaction ended. */
+  private reader: CommittedRangeReader | undefined;
 
-  constructor(options: KafkaConnectionOptions) {
+  constructor(private readonly options: KafkaConnectionOptions) {
     this.connection = new ClusterConnection(options);
   }
 
@@ -58,9 +61,34 @@ export class KafkaCommitter {
 
   /**
    * Commits the transaction. Throws {@link TransactionLostError} when the broker aborted it
-   * or fenced its producer: its records are gone and must be produced again.
+   * or fenced its producer before it committed: its records are gone and must be produced
+   * again. A transaction committed before its id moved on is `already-committed`: the log
+   * shows its first record under read_committed.
    */
   async commit(handle: TransactionHandle): Promise<CommitOutcome> {
+    try {
+      return await this.commitByState(handle);
+    } catch (error) {
+      if (error instanceof TransactionLostError && (await this.committedInLog(handle))) return 'already-committed';
+      throw error;
+    }
+  }
+
+  /**
+   * Whether the transaction's first record is committed. Once its id is initialised again the
+   * coordinator no longer says how the transaction ended, but the log keeps it: an aborted
+   * transaction's records are left out of a read_committed read. The read waits while an
+   * open transaction holds the last stable offset before the record, and fails if retention
+   * has deleted it.
+   */
+  private async committedInLog({ firstRecord }: TransactionHandle): Promise<boolean> {
+    if (!firstRecord) return false;
+    this.reader ??= new CommittedRangeReader(this.options);
+    const [record] = await this.reader.read({ ...firstRecord, from: firstRecord.offset, to: firstRecord.offset + 1 });
+    return record?.offset === firstRecord.offset;
+  }
+
+  private async commitByState(handle: TransactionHandle): Promise<CommitOutcome> {
     const description = await this.describe(handle.transactionalId);
     const relation = relationTo(handle, description);
     if (relation === 'unknown' || !description) throw new TransactionLostError(handle, UNKNOWN_REASON);
@@ -123,8 +151,9 @@ export class KafkaCommitter {
     }
   }
 
-  close(): Promise<void> {
-    return this.connection.close();
+  async close(): Promise<void> {
+    await this.reader?.close();
+    await this.connection.close();
   }
 }
 

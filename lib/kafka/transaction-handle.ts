@@ -8,4 +8,16 @@ export interface TransactionHandle {
   /** Int64 as a decimal string. */
   readonly producerId: string;
   readonly producerEpoch: number;
+  /**
+   * Where one of its records went. Once the id has moved on, the broker no longer says how the
+   * transaction ended; the log does: that record is readable with read_committed only if the
+   * transaction committed. Absent when nothing was written.
+   */
+  readonly firstRecord?: RecordPosition;
+}
+
+export interface RecordPosition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
 }

@@ -1,12 +1,12 @@
 import { Partitioners } from 'kafkajs';
 import type Cluster from 'kafkajs/src/cluster/index.js';
-import type { ProducePartitionData } from 'kafkajs/src/cluster/index.js';
+import type { Broker, ProducePartitionData } from 'kafkajs/src/cluster/index.js';
 import { ClusterConnection, type KafkaConnectionOptions } from './connection.js';
 import type { TransactionStateName } from './describe-transactions.js';
 import { ErrorCode, kafkaErrorCode, TransactionLostError, transactionLostCode } from './errors.js';
 import { estimatedSize, toKafkaMessage, type KafkaMessage as Message } from './messages.js';
 import type { OutputRecord } from './records.js';
-import type { TransactionHandle } from './transaction-handle.js';
+import type { RecordPosition, TransactionHandle } from './transaction-handle.js';
 import { describeTransaction, withTransactionCoordinator } from './transaction-coordinator.js';
 
 export interface TransactionalWriterOptions extends KafkaConnectionOptions {
@@ -71,14 +71,19 @@ export class TransactionalWriter {
   private readonly maxBatchBytes: number;
   private failure: Error | undefined;
   private writing: Promise<void> = Promise.resolve();
+  private firstRecord: RecordPosition | undefined;
+  /** The transaction's identity, as the broker's requests carry it. */
+  readonly handle: TransactionHandle;
 
   private constructor(
     private readonly connection: ClusterConnection,
     private readonly cluster: Cluster,
     private readonly options: TransactionalWriterOptions,
-    readonly handle: TransactionHandle,
+    { firstRecord, ...handle }: TransactionHandle,
     partitions: OpenTransaction['partitions'],
   ) {
+    this.handle = handle;
+    this.firstRecord = firstRecord;
     this.maxBatchBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
     for (const { topic, partition, nextSequence } of partitions) {
       this.sequences.set(partitionId(topic, partition), { topic, partition, next: nextSequence });
@@ -154,7 +159,7 @@ export class TransactionalWriter {
   /** The handle and sequence numbers, for persisting beside the writer's progress. */
   openTransaction(): OpenTransaction {
     return {
-      handle: this.handle,
+      handle: this.withFirstRecord(),
       partitions: [...this.sequences.values()].map(({ topic, partition, next }) => ({
         topic,
         partition,
@@ -171,7 +176,11 @@ export class TransactionalWriter {
   async preCommit(): Promise<TransactionHandle> {
     await this.writing;
     if (this.failure) throw this.failure;
-    return this.handle;
+    return this.withFirstRecord();
+  }
+
+  private withFirstRecord(): TransactionHandle {
+    return this.firstRecord ? { ...this.handle, firstRecord: this.firstRecord } : this.handle;
   }
 
   async close(): Promise<void> {
@@ -291,7 +300,7 @@ export class TransactionalWriter {
     for (let attempt = 0; ; attempt++) {
       try {
         const broker = await this.cluster.findBroker({ nodeId: target });
-        await this.lostOnFencing(() =>
+        const response = await this.lostOnFencing(() =>
           broker.produce({
             ...this.handle,
             acks: -1,
@@ -299,6 +308,7 @@ export class TransactionalWriter {
             topicData: topicData(batches),
           }),
         );
+        this.firstRecord ??= firstRecordOf(response);
         return;
       } catch (error) {
         const retriable = (error as { retriable?: unknown }).retriable === true;
@@ -335,6 +345,15 @@ export class TransactionalWriter {
       throw error;
     }
   }
+}
+
+function firstRecordOf(response: Awaited<ReturnType<Broker['produce']>>): RecordPosition | undefined {
+  for (const { topicName, partitions } of response.topics) {
+    for (const { partition, baseOffset } of partitions) {
+      if (Number(baseOffset) >= 0) return { topic: topicName, partition, offset: Number(baseOffset) };
+    }
+  }
+  return undefined;
 }
 
 function topicData(batches: readonly PartitionBatch[]) {

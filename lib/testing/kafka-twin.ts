@@ -6,7 +6,7 @@ import { TransactionAlreadyCommittedError, TransactionLostError } from '../kafka
 import { partitionForKey } from '../kafka/partitioning.js';
 import { RangeReadError, type OffsetRange } from '../kafka/range-reader.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
-import type { TransactionHandle } from '../kafka/transaction-handle.js';
+import type { RecordPosition, TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
 
 /**
@@ -115,7 +115,7 @@ export class KafkaTwin implements KafkaClients {
 
   /** Appends records without a transaction (a producer with acks=all); returns their offsets. */
   append(records: readonly OutputRecord[]): number[] {
-    return records.map((record) => this.appendData(record, undefined));
+    return records.map((record) => this.appendData(record, undefined).offset);
   }
 
   /** Every committed data record of the topic, partition by partition: what a read_committed consumer reads. */
@@ -197,7 +197,7 @@ export class KafkaTwin implements KafkaClients {
 
   readonly committer: KafkaClients['committer'] = {
     describe: (transactionalId) => this.io.call('DescribeTransactions', () => this.describe(transactionalId)),
-    commit: (handle) => this.io.call('EndTxn', () => this.endTransaction(handle, true) as CommitOutcome),
+    commit: (handle) => this.io.call('EndTxn', () => this.commitTransaction(handle)),
     abort: (handle) => this.io.call('EndTxn', () => this.endTransaction(handle, false) as AbortOutcome),
   };
 
@@ -248,7 +248,7 @@ export class KafkaTwin implements KafkaClients {
     return log;
   }
 
-  private appendData(record: OutputRecord, transaction: Transaction | undefined): number {
+  private appendData(record: OutputRecord, transaction: Transaction | undefined): RecordPosition {
     const partitions = this.partitions(record.topic);
     const key = bytes(record.key);
     const partition = record.partition ?? (key ? partitionForKey(key.toString('utf8'), partitions) : 0);
@@ -265,7 +265,7 @@ export class KafkaTwin implements KafkaClients {
         headers: (record.headers ?? []).map((header) => ({ key: header.key, value: bytes(header.value) })),
       },
     });
-    return log.length - 1;
+    return { topic: record.topic, partition, offset: log.length - 1 };
   }
 
   /** The first offset of an open transaction's records, or the log's end: read_committed reads stop there. */
@@ -381,6 +381,18 @@ export class KafkaTwin implements KafkaClients {
     };
   }
 
+  /** KafkaCommitter.commit: a lost verdict stands only while the log does not show the transaction's first record committed. */
+  private commitTransaction(handle: TransactionHandle): CommitOutcome {
+    try {
+      return this.endTransaction(handle, true) as CommitOutcome;
+    } catch (error) {
+      const first = handle.firstRecord;
+      const committed = first && this.committedBetween(first.topic, first.partition, first.offset, first.offset + 1).length > 0;
+      if (error instanceof TransactionLostError && committed) return 'already-committed';
+      throw error;
+    }
+  }
+
   /** KafkaCommitter's outcomes, from the coordinator's state of the id (lib/kafka/committer.ts). */
   private endTransaction(handle: TransactionHandle, commit: boolean): CommitOutcome | AbortOutcome {
     this.expireTransactions();
@@ -413,6 +425,7 @@ export class KafkaTwin implements KafkaClients {
   private transactionWriter(handle: TransactionHandle): TransactionWriter {
     let writing: Promise<void> = Promise.resolve();
     let failure: Error | undefined;
+    let firstRecord: RecordPosition | undefined;
     const write = (records: readonly OutputRecord[]) =>
       this.io.call('Produce', () => {
         this.expireTransactions();
@@ -429,7 +442,10 @@ export class KafkaTwin implements KafkaClients {
           state.state = 'Ongoing';
           state.current = { outcome: 'ongoing', partitions: new Set(), startedAt: this.clock() };
         }
-        for (const record of records) this.appendData(record, state.current);
+        for (const record of records) {
+          const position = this.appendData(record, state.current);
+          firstRecord ??= position;
+        }
       });
     return {
       handle,
@@ -446,7 +462,7 @@ export class KafkaTwin implements KafkaClients {
       preCommit: async () => {
         await writing;
         if (failure !== undefined) throw failure;
-        return handle;
+        return firstRecord ? { ...handle, firstRecord } : handle;
       },
       close: () => writing,
     };

@@ -123,6 +123,22 @@ export function kafkaClientsContract(name: string, target: () => KafkaContractTa
       expect(values(records)).toEqual(['kept']);
     });
 
+    it('tells a transaction committed before its id was initialised again from one aborted by it, by the log', async () => {
+      const { clients } = target();
+      const topic = await target().createTopic();
+      const transactionalId = target().transactionalId();
+      const committed = await preCommitted(topic, transactionalId, 'committed');
+      expect(committed.firstRecord).toEqual({ topic, partition: 0, offset: 0 });
+      expect(await clients.committer.commit(committed)).toBe('committed');
+      const lost = await preCommitted(topic, transactionalId, 'aborted by the next initialisation');
+      await (await begin(transactionalId)).close();
+      // The id has moved on past both: only the log still knows which one committed.
+      expect(await clients.committer.commit(committed)).toBe('already-committed');
+      await expect(clients.committer.commit(lost)).rejects.toBeInstanceOf(TransactionLostError);
+      const { records } = await pollAfterCommit(topic, 0, 100, 1);
+      expect(values(records)).toEqual(['committed']);
+    });
+
     it('refuses writes under a fenced handle', async () => {
       const topic = await target().createTopic();
       const transactionalId = target().transactionalId();
