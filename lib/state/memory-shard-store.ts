@@ -1,5 +1,14 @@
 import type { KeyRef } from './keys.js';
-import { ItemShardStore, meetsCondition, type KeyItem, type RecordCondition, type ShardRecord, type ShardRef } from './shard-store.js';
+import {
+  ItemShardStore,
+  meetsCondition,
+  visibleState,
+  type KeyItem,
+  type KeyState,
+  type RecordCondition,
+  type ShardRecord,
+  type ShardRef,
+} from './shard-store.js';
 
 function shardId({ stage, shard }: ShardRef): string {
   return `${stage}\u0000${shard}`;
@@ -45,6 +54,18 @@ export class MemoryShardStore extends ItemShardStore {
 
   protected writeConcurrency(): number {
     return 1;
+  }
+
+  /** Every key's committed state in the shard, as a reader would see it now: for checking a test's outcome. */
+  committedState(shard: ShardRef): Map<string, KeyState> {
+    const record = this.records.get(shardId(shard));
+    const claim = { shard, epoch: record?.epoch ?? 0, committedEpoch: record?.committedEpoch ?? 0, abortedEpochs: record?.abortedEpochs ?? [], progress: undefined };
+    const state = new Map<string, KeyState>();
+    for (const [key, item] of this.items.get(shardId(shard)) ?? []) {
+      const visible = visibleState(claim, item);
+      if (visible) state.set(key, visible);
+    }
+    return state;
   }
 
   deleteKeyedState(): Promise<number> {

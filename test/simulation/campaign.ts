@@ -11,6 +11,8 @@ export interface CampaignOptions {
   /** Worker threads; 0 runs the schedules in this thread. Default: one per core. */
   readonly workers?: number;
   readonly overrides?: Partial<ScheduleConfig>;
+  /** Shrink each failure to a short replay (the default), or only report its seed. */
+  readonly shrink?: boolean;
   readonly onFailure?: (failure: Failure) => void;
   readonly onProgress?: (ran: number, failed: number) => void;
 }
@@ -84,7 +86,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     ran++;
     add(totals, result as SimulationResult);
     if (problems.length > 0) {
-      const shrunk = await shrink(drawSchedule(seed, overrides));
+      const drawn = drawSchedule(seed, overrides);
+      const shrunk = options.shrink === false ? drawn : await shrink(drawn);
       const failure = { seed, problems, shrunk, replay: replayCommand(shrunk) };
       failures.push(failure);
       options.onFailure?.(failure);

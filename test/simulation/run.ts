@@ -2,7 +2,7 @@
 // simulation of the whole runtime (test/simulation/world.ts). Prints each failing seed with a
 // one-line command that replays its shrunk schedule, and ends with `N passed, M failed`.
 // `npm run simulate -- --replay SEED [--orders N] [--fault-steps F]` runs one schedule again,
-// exactly, and prints its trace.
+// exactly, and prints its trace. `--no-shrink` reports failing seeds without shrinking them.
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runCampaign } from './campaign.js';
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     replay: { type: 'string' },
     orders: { type: 'string' },
     'fault-steps': { type: 'string' },
+    'no-shrink': { type: 'boolean', default: false },
   },
 });
 
@@ -51,6 +52,7 @@ if (values.replay !== undefined) {
     deadline: started + (wholeNumber('minutes', values.minutes) ?? 60) * 60_000,
     workers: wholeNumber('workers', values.workers) ?? 0,
     overrides,
+    shrink: !values['no-shrink'],
     onFailure: (failure) =>
       process.stdout.write(`FAILED seed ${failure.seed}: ${failure.problems.slice(0, 3).join('; ')}\n  replay: ${failure.replay}\n`),
     onProgress: (ran, failed) => {

@@ -19,7 +19,7 @@ export interface Actor {
   readonly id: number;
   readonly name: string;
   crashed: boolean;
-  /** Its requests wait until this step: a stale actor, acting much later on what it read. */
+  /** Its requests wait until this simulated time: a stale actor, acting much later on what it read. */
   stalledUntil: number;
 }
 
@@ -41,6 +41,12 @@ export interface FaultRates {
   readonly ambiguous: number;
   /** Extra stall rate per request of one kind of actor (the first word of its name): a schedule of stale commit functions, say. */
   readonly staleKind?: { readonly kind: string; readonly stall: number };
+  /** Extra crash rate per request of some kinds of actor: shard invocations dying one after another, say. */
+  readonly crashKinds?: { readonly kinds: readonly string[]; readonly crash: number };
+}
+
+function ofKind(actor: Actor, kind: string): boolean {
+  return actor.name.startsWith(`${kind} `);
 }
 
 export const NO_FAULTS: FaultRates = { crash: 0, stall: 0, throttle: 0, ambiguous: 0 };
@@ -61,6 +67,8 @@ export class Scheduler {
   private nextActor = 1;
   steps = 0;
   now: number;
+  /** Simulated time not yet whole milliseconds. */
+  private elapsed = 0;
   faults: FaultRates = NO_FAULTS;
   readonly counts = { crashes: 0, stalls: 0, throttled: 0, ambiguous: 0, actors: 0 };
   /** One line per decision, for replaying a failure by eye. */
@@ -127,38 +135,40 @@ export class Scheduler {
 
   /**
    * Answers one pending request (or fails it with a crash, or stalls its actor), after letting
-   * every actor run until it waits on a request. False when nothing is pending.
+   * every actor run until it waits on a request. False when nothing can be answered yet.
    */
   async step(): Promise<boolean> {
     await new Promise((resolve) => setImmediate(resolve));
     if (this.pending.length === 0) return false;
-    let eligible = this.pending.filter((p) => p.actor.stalledUntil <= this.steps);
-    if (eligible.length === 0) {
-      // Everyone left is stalled: time passes until the first of them wakes.
-      const wake = Math.min(...this.pending.map((p) => p.actor.stalledUntil));
-      this.steps = wake;
-      eligible = this.pending.filter((p) => p.actor.stalledUntil <= this.steps);
-    }
+    // A stalled actor waits in simulated time, while the world goes on: schedules fire, batches
+    // arrive, and the others act on what they read since.
+    const eligible = this.pending.filter((p) => p.actor.stalledUntil <= this.now);
     const chosen = eligible[Math.floor(this.random() * eligible.length)];
     if (!chosen) return false;
     this.steps++;
-    // A request takes a few milliseconds, as DynamoDB's and Kafka's do.
-    this.now += 1 + Math.floor(this.random() * 9);
+    // A request takes a few milliseconds, as DynamoDB's and Kafka's do, and the services answer
+    // the requests waiting at once in parallel: an actor's latency does not grow with how many
+    // others are waiting, or a pile of invocations would slow every one of them down.
+    this.elapsed += (1 + Math.floor(this.random() * 9)) / eligible.length;
+    const whole = Math.floor(this.elapsed);
+    this.now += whole;
+    this.elapsed -= whole;
     const roll = this.random();
-    const { staleKind } = this.faults;
-    const stall = this.faults.stall + (staleKind && chosen.actor.name.startsWith(`${staleKind.kind} `) ? staleKind.stall : 0);
-    if (roll < this.faults.crash) {
+    const { staleKind, crashKinds } = this.faults;
+    const crash = this.faults.crash + (crashKinds?.kinds.some((kind) => ofKind(chosen.actor, kind)) ? crashKinds.crash : 0);
+    const stall = this.faults.stall + (staleKind && ofKind(chosen.actor, staleKind.kind) ? staleKind.stall : 0);
+    if (roll < crash) {
       this.remove(chosen);
       chosen.actor.crashed = true;
       this.counts.crashes++;
       this.log(`crash #${chosen.actor.id} ${chosen.actor.name} at ${chosen.operation}`);
       chosen.reject(new Crash(`#${chosen.actor.id} ${chosen.actor.name} crashed at ${chosen.operation}`));
-    } else if (roll < this.faults.crash + stall) {
+    } else if (roll < crash + stall) {
       // Mostly a moment; now and then long enough for transactions to time out behind it.
       const long = this.random() < 0.2;
-      chosen.actor.stalledUntil = this.steps + (long ? 1_500 + Math.floor(this.random() * 4_000) : 50 + Math.floor(this.random() * 600));
+      chosen.actor.stalledUntil = this.now + (long ? 7_500 + Math.floor(this.random() * 20_000) : 250 + Math.floor(this.random() * 3_000));
       this.counts.stalls++;
-      this.log(`stall #${chosen.actor.id} ${chosen.actor.name} at ${chosen.operation} until step ${chosen.actor.stalledUntil}`);
+      this.log(`stall #${chosen.actor.id} ${chosen.actor.name} at ${chosen.operation} until t+${chosen.actor.stalledUntil}`);
     } else {
       this.remove(chosen);
       if (this.keepTrace) this.log(`#${chosen.actor.id} ${chosen.actor.name} ${chosen.operation}`);

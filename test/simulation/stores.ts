@@ -4,7 +4,9 @@ import type { KeyRef } from '../../lib/state/keys.js';
 import { MemoryShardStore } from '../../lib/state/memory-shard-store.js';
 import { MemoryCoordinatorStore, type CoordinatorRecord } from '../../lib/state/coordinator-store.js';
 import type { KeyItem, RecordCondition, ShardRecord, ShardRef } from '../../lib/state/shard-store.js';
+import { readManifest, readShardState } from '../../lib/snapshot/checkpoint-state.js';
 import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
+import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import type { TwinIo } from '../../lib/testing/kafka-twin.js';
 
 export class SimulatedShardStore extends MemoryShardStore {
@@ -53,12 +55,48 @@ export class SimulatedCoordinatorStore extends MemoryCoordinatorStore {
 }
 
 export class SimulatedSnapshotStore extends MemorySnapshotStore {
-  constructor(private readonly io: TwinIo) {
+  /** The same objects outside the scheduler: for the invariants checked after a schedule. */
+  readonly unscheduled: SnapshotStore = {
+    put: (key, body) => super.put(key, body),
+    get: (key) => super.get(key),
+    list: (prefix) => super.list(prefix),
+    delete: (keys) => super.delete(keys),
+    requests: this.requests,
+  };
+
+  /** Each rewrite of a manifest that changed what it restores: a checkpoint's manifest means one cut. */
+  readonly rewrites: string[] = [];
+
+  constructor(
+    private readonly io: TwinIo,
+    private readonly maxParallelism: number,
+  ) {
     super();
   }
 
   override put(key: string, body: Buffer | string): Promise<void> {
-    return this.io.call('PutObject', () => super.put(key, body));
+    return this.io.call('PutObject', async () => {
+      const before = await this.restores(key);
+      await super.put(key, body);
+      const after = await this.restores(key);
+      if (!before || !after) return;
+      const changed = [...new Set([...before.keys(), ...after.keys()])].filter((shard) => before.get(shard) !== after.get(shard));
+      if (changed.length > 0) this.rewrites.push(`${key} rewritten to restore other state for ${changed.join(', ')}`);
+    });
+  }
+
+  /** What a manifest restores, by shard, as text to compare: the stage watermarks, and each shard's position, transactions and merged state. */
+  private async restores(key: string): Promise<Map<string, string> | undefined> {
+    if (!key.endsWith('/manifest.json')) return undefined;
+    const manifest = await readManifest(this.unscheduled, key);
+    if (!manifest) return undefined;
+    const shards = new Map([['watermarks', JSON.stringify(manifest.watermarks)]]);
+    for (const { state, ...position } of manifest.shards) {
+      const merged = await readShardState(this.unscheduled, state, this.maxParallelism);
+      const restored = [...merged].map(([serialized, entry]) => [serialized, entry.state]).sort();
+      shards.set(`${position.stageId}/${position.topic}/${position.partition}`, JSON.stringify({ ...position, state: restored }));
+    }
+    return shards;
   }
 
   override get(key: string): Promise<Buffer | undefined> {

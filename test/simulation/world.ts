@@ -4,6 +4,7 @@
 // stop, everything must finish, and the read_committed output must equal a plain computation.
 import { DeliveryGuarantee } from '../../lib/kafka/delivery-guarantee.js';
 import type { KafkaRecord } from '../../lib/kafka/records.js';
+import type { Plan } from '../../lib/plan/plan.js';
 import { planPipeline } from '../../lib/plan/planner.js';
 import {
   commitCompletedCheckpoints,
@@ -13,6 +14,8 @@ import {
   type ShardTarget,
 } from '../../lib/runtime/coordinator.js';
 import { Processor, runtimeProgressOf } from '../../lib/runtime/processor.js';
+import { checkpointManifestKey, readManifest, readShardState, sameShard } from '../../lib/snapshot/checkpoint-state.js';
+import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import { KafkaTwin } from '../../lib/testing/kafka-twin.js';
 import { compareOutput, expectedOutput, SCHEDULE_KINDS, type ScheduleKind } from '../helpers/order-totals-kinds.js';
 import { closingOrders, generateOrders, seededRandom, type GeneratedOrder } from '../helpers/orders.js';
@@ -42,7 +45,7 @@ export function drawSchedule(seed: number, overrides: Partial<ScheduleConfig> = 
   const random = seededRandom(seed * 7919 + 17);
   const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)] as T;
   const partitions = pick([1, 2, 3]);
-  return {
+  const drawn: ScheduleConfig = {
     seed,
     kind: pick(['one-stage', 'two-stage'] as const),
     orders: 20 + Math.floor(random() * 60),
@@ -61,8 +64,39 @@ export function drawSchedule(seed: number, overrides: Partial<ScheduleConfig> = 
     transactionTimeoutMs: random() < 0.5 ? 4_000 : undefined,
     maxProducerEpoch: pick([3, 32_767]),
     maxBatch: pick([3, 10, 40]),
-    ...overrides,
   };
+  return { ...drawn, ...focusOf(seed, drawn.faults), ...overrides };
+}
+
+/**
+ * A tenth of the schedules each aim at an interleaving that takes several faults in a row:
+ * drawn from a stream of their own, so that every other schedule stays as it was.
+ *  - A stale commit run while the shard's invocations keep dying, in a pool of two: the slot of
+ *    a transaction it still means to commit is reused before the shard commits again.
+ *  - A stale coordinator, whose checkpoint completes and commits behind its back.
+ *  - Zombie deliveries, which a successor overtakes while they are stalled.
+ */
+function focusOf(seed: number, drawn: FaultRates): Partial<ScheduleConfig> {
+  const random = seededRandom(seed * 104_729 + 3);
+  const roll = random();
+  if (roll >= 0.3) return {};
+  if (roll >= 0.2) {
+    // Zombie deliveries: stale between their ownership check and their first write, and dying
+    // before they clean up, under the default transaction timeout that keeps what they leave open.
+    return { faults: { ...drawn, crash: Math.max(drawn.crash, 0.03), staleKind: { kind: 'delivery', stall: 0.3 } }, transactionTimeoutMs: undefined };
+  }
+  // Checkpoints every second through a long fault phase, and some faults everywhere, so that
+  // deliveries are duplicated and commit runs overlap too.
+  const focused = { transactionTimeoutMs: 4_000, faultSteps: 2_000 + Math.floor(random() * 2_000) };
+  const base = { ...drawn, crash: Math.max(drawn.crash, 0.01), stall: Math.max(drawn.stall, 0.01) };
+  if (roll < 0.1) {
+    return {
+      ...focused,
+      transactionPoolSize: 2,
+      faults: { ...base, staleKind: { kind: 'commit', stall: 0.3 }, crashKinds: { kinds: ['delivery', 'duplicate', 'tick'], crash: 0.08 } },
+    };
+  }
+  return { ...focused, faults: { ...base, staleKind: { kind: 'coordinator', stall: 0.3 } } };
 }
 
 export interface SimulationResult {
@@ -77,6 +111,11 @@ export interface SimulationResult {
 const START = Date.UTC(2026, 11, 1, 9, 0, 0);
 /** After the faults, how many requests everything may take to finish before the schedule counts as stuck. */
 const CALM_STEP_LIMIT = 40_000;
+/**
+ * And how long, in simulated time: far less than the default 15-minute transaction timeout, so
+ * that a transaction left open until the broker times it out (a zombie's) counts as stuck.
+ */
+const CALM_TIME_LIMIT_MS = 180_000;
 const INVOCATION_TIMEOUT_MS = 30_000;
 const POLL_EVERY_MS = 300;
 const PRODUCE_EVERY_MS = 400;
@@ -103,7 +142,6 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   const kafka = new KafkaTwin({ clock: sim.clock, io: sim.io('kafka'), maxProducerEpoch: config.maxProducerEpoch });
   const store = new SimulatedShardStore(sim.io('dynamodb'));
   const coordinatorStore = new SimulatedCoordinatorStore(sim.io('dynamodb'));
-  const snapshots = new SimulatedSnapshotStore(sim.io('s3'));
   const plan = planPipeline(
     orderTotalsPipeline({
       name,
@@ -114,6 +152,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
       ...(config.transactionTimeoutMs === undefined ? {} : { transactionTimeoutMs: config.transactionTimeoutMs }),
     }),
   );
+  const snapshots = new SimulatedSnapshotStore(sim.io('s3'), plan.maxParallelism);
   kafka.createTopic(input, config.partitions);
   kafka.createTopic(`${name}-out`, 2);
   for (const stage of plan.stages) if (stage.input.kind === 'repartition') kafka.createTopic(stage.input.topic, stage.input.partitions);
@@ -226,6 +265,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   let nextCoordinatorAt = sim.now;
   const problems: string[] = [];
   let calmSince: number | undefined;
+  let calmAt = 0;
   /** When the data went quiet, and the checkpoint committed by then: what follows must finish in a few checkpoints. */
   let quiet: { at: number; committed: number | undefined } | undefined;
 
@@ -271,6 +311,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     if (calmSince === undefined && sim.steps >= config.faultSteps) {
       sim.calm();
       calmSince = sim.steps;
+      calmAt = sim.now;
     }
     if (calmSince === undefined || iteration % 20 !== 0) continue;
     const record = await coordinatorStore.inspect();
@@ -282,9 +323,10 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     } else {
       quiet = undefined;
     }
-    if (sim.steps - calmSince > CALM_STEP_LIMIT) {
+    if (sim.steps - calmSince > CALM_STEP_LIMIT || sim.now - calmAt > CALM_TIME_LIMIT_MS) {
       problems.push(
-        `did not finish ${CALM_STEP_LIMIT} requests after the faults stopped: checkpoints triggered ${record.triggered}, ` +
+        `did not finish within ${CALM_STEP_LIMIT} requests or ${CALM_TIME_LIMIT_MS / 1000} s after the faults stopped: ` +
+          `checkpoints triggered ${record.triggered}, ` +
           `completed ${record.completed}, committed ${record.committed}; open transactions ${kafka.openTransactions().join(', ') || 'none'}`,
       );
       break;
@@ -310,9 +352,46 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     const overdue = (progress.executor?.timers ?? []).filter((timer) => timer.domain === 'event' && timer.timestamp <= watermark);
     if (overdue.length > 0) problems.push(`${where}: ${overdue.length} timers at or below the watermark never fired`);
   }
+  problems.push(...snapshots.rewrites);
+  problems.push(...(await restoreProblems(plan, record.committed, store, snapshots.unscheduled, shards)));
   if (plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) problems.push('the pipeline is not EXACTLY_ONCE');
   await processor.close();
   return { config, problems, steps: sim.steps, counts: { ...counts, ...sim.counts }, trace: sim.trace };
+}
+
+/**
+ * The last committed checkpoint restores to what the shards hold: its manifest's state, with
+ * the deltas each shard recorded since, is every key's committed state. A manifest written
+ * from a stale cut, or a rollback from the wrong base, breaks this even when the output
+ * happens to come out right.
+ */
+async function restoreProblems(
+  plan: Plan,
+  committed: number,
+  store: SimulatedShardStore,
+  snapshots: SnapshotStore,
+  shards: readonly ShardTarget[],
+): Promise<string[]> {
+  const manifest = committed > 0 ? await readManifest(snapshots, checkpointManifestKey(committed)) : undefined;
+  if (committed > 0 && !manifest) return [`checkpoint ${committed} is committed but has no manifest`];
+  const problems: string[] = [];
+  for (const target of shards) {
+    const shard = shardRefOf(plan, target);
+    const progress = runtimeProgressOf((await store.inspect(shard))?.progress);
+    const base = manifest?.shards.find((entry) => sameShard(entry, target))?.state ?? [];
+    const since = progress.deltas.filter((delta) => delta.checkpoint > committed).map((delta) => delta.object);
+    const restored = await readShardState(snapshots, [...base, ...since], plan.maxParallelism);
+    const held = store.committedState(shard);
+    const keys = new Set([...restored.keys(), ...held.keys()]);
+    const differing = [...keys].filter((key) => JSON.stringify(restored.get(key)?.state) !== JSON.stringify(held.get(key)));
+    if (differing.length > 0) {
+      problems.push(
+        `${target.stageId}/${target.topic}/${target.partition}: checkpoint ${committed} restores ${differing.length} keys ` +
+          `to other state than the shard holds (first: ${differing[0]})`,
+      );
+    }
+  }
+  return problems;
 }
 
 /** A key's results are written in order: each window after the one before it. */
