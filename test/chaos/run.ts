@@ -3,11 +3,18 @@
 // one-stage and two-stage pipelines, against the local broker (or KAFKA_BROKERS), an embedded
 // dynalite and s3rver; with --restart-broker, the local broker (the one on KAFKA_BROKERS' port,
 // when that is this machine) is killed with SIGKILL and started again twice in each schedule.
+// With --offline-kills, the schedules are process-level instead (test/helpers/offline-kill-schedule.ts):
+// `sluice offline` running the seed example is SIGKILLed two to four times at random moments,
+// alternately during steady input from a separate producer and during a backlog.
 // Stops after the given count or time, prints each failing seed, exits non-zero if any failed.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { brokersFromEnvironment, KafkaAdmin } from '../../lib/kafka/index.js';
 import { startDynamoDbEmulator, startS3Emulator } from '../../lib/offline/emulators.js';
 import { acquireBrokers, startLocalBroker, stopLocalBroker } from '../../lib/offline/kafka-broker.js';
+import { runOfflineKillSchedule } from '../helpers/offline-kill-schedule.js';
 import { runSchedule, type ScheduleKind } from '../helpers/runtime-schedule.js';
 
 const { values } = parseArgs({
@@ -17,6 +24,7 @@ const { values } = parseArgs({
     minutes: { type: 'string', default: '60' },
     orders: { type: 'string', default: '3000' },
     'restart-broker': { type: 'boolean', default: false },
+    'offline-kills': { type: 'boolean', default: false },
   },
 });
 const schedules = Number(values.schedules);
@@ -24,6 +32,44 @@ const firstSeed = Number(values.seed);
 const deadline = Date.now() + Number(values.minutes) * 60_000;
 
 const { brokers, release } = await acquireBrokers({ fresh: true });
+if (values['offline-kills']) {
+  await runOfflineKillSchedules();
+  await release();
+  process.exit();
+}
+
+/** The process-level schedules, each on a namespace and a state folder of its own. */
+async function runOfflineKillSchedules(): Promise<void> {
+  const started = Date.now();
+  let ran = 0;
+  let failed = 0;
+  let kills = 0;
+  for (let i = 0; i < schedules && Date.now() < deadline; i++) {
+    const seed = firstSeed + i;
+    const backlog = i % 2 === 1;
+    const stateDir = mkdtempSync(join(tmpdir(), 'sluice-chaos-offline-'));
+    ran++;
+    try {
+      const namespace = `chaos-${seed}-${Date.now().toString(36)}-`;
+      const result = await runOfflineKillSchedule({ brokers, seed, namespace, stateDir, orders: Number(values.orders), kills: 2 + (seed % 3), backlog });
+      kills += result.kills;
+      const where = `${backlog ? 'backlog' : 'steady input'}, ${result.orders} orders, ${result.kills} kills`;
+      if (result.problems.length > 0) {
+        failed++;
+        process.stdout.write(`FAILED seed ${seed} (${where}): ${result.problems.slice(0, 5).join('; ')}\n`);
+      } else {
+        process.stdout.write(`seed ${seed} (${where}): ${result.windows} windows exactly once\n`);
+      }
+    } catch (error) {
+      failed++;
+      process.stdout.write(`FAILED seed ${seed}: ${error instanceof Error ? error.message : String(error)}\n`);
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  }
+  process.stdout.write(`${kills} SIGKILLs in ${Math.round((Date.now() - started) / 1000)} s\n${ran - failed} passed, ${failed} failed\n`);
+  process.exitCode = failed > 0 ? 1 : 0;
+}
 /**
  * The local broker that --restart-broker kills (SIGKILL) and starts again: the one on
  * KAFKA_BROKERS' port when that names this machine, else Sluice's default one.

@@ -2,7 +2,6 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { CommittedRangeReader, KafkaAdmin } from '../../lib/kafka/index.js';
-import { testBrokers } from './kafka.js';
 
 export interface OfflineProcess {
   readonly child: ChildProcessByStdio<null, Readable, Readable>;
@@ -19,12 +18,17 @@ export async function exitCode(offline: OfflineProcess, ms: number): Promise<num
   throw new Error(`sluice offline did not stop within ${ms} ms; it printed:\n${offline.output().slice(-4_000)}`);
 }
 
-/** `sluice offline <pipelineFile> <args>` on the test run's brokers, with 2-second checkpoints and batches of 500. */
-export function startOffline(pipelineFile: string, args: readonly string[], env: Readonly<Record<string, string>>): OfflineProcess {
+/** `sluice offline <pipelineFile> <args>` on `brokers`, with 2-second checkpoints and batches of 500. */
+export function startOffline(
+  brokers: readonly string[],
+  pipelineFile: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+): OfflineProcess {
   const child = spawn(
     process.execPath,
     ['bin/sluice.js', 'offline', pipelineFile, '--checkpoint-interval', '2000', '--batch-size', '500', ...args],
-    { env: { ...process.env, KAFKA_BROKERS: testBrokers().join(','), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { ...process.env, KAFKA_BROKERS: brokers.join(','), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -34,9 +38,9 @@ export function startOffline(pipelineFile: string, args: readonly string[], env:
 }
 
 /** Every committed value of `topic`, parsed as JSON, partition by partition. */
-export async function readTopicValues<T>(topic: string): Promise<T[]> {
-  const admin = new KafkaAdmin({ brokers: testBrokers() });
-  const reader = new CommittedRangeReader({ brokers: testBrokers() });
+export async function readTopicValues<T>(brokers: readonly string[], topic: string): Promise<T[]> {
+  const admin = new KafkaAdmin({ brokers: [...brokers] });
+  const reader = new CommittedRangeReader({ brokers: [...brokers] });
   try {
     const [description] = await admin.describeTopics([topic]);
     const values: T[] = [];

@@ -19,7 +19,7 @@ const stateDir = mkdtempSync(join(tmpdir(), 'sluice-offline-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
 const startOffline = (name: string, ...args: string[]) =>
-  startOfflineProcess(PIPELINE_FILE, ['--state-dir', stateDir, ...args], { TEST_PIPELINE_NAME: name });
+  startOfflineProcess(testBrokers(), PIPELINE_FILE, ['--state-dir', stateDir, ...args], { TEST_PIPELINE_NAME: name });
 
 describe('sluice offline', () => {
   it('gives exactly-once output through SIGKILLs at random moments and restarts', async () => {
@@ -36,7 +36,7 @@ describe('sluice offline', () => {
     }
 
     const inputTopic = `${name}-orders`;
-    const generated = (await readTopicValues<GeneratedOrder>(inputTopic)).map((order) => ({ ...order, late: false }));
+    const generated = (await readTopicValues<GeneratedOrder>(testBrokers(), inputTopic)).map((order) => ({ ...order, late: false }));
     expect(generated.length).toBeGreaterThan(5_000);
     const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
     await writer.write(

@@ -44,7 +44,7 @@ describe('npm run offline -- --generate 2000 --print-output', () => {
     expect((printed[0]?.at ?? Infinity) - (running ?? 0)).toBeLessThan(10_000);
 
     const sums = new Map<string, number>();
-    for (const order of await readTopicValues<Order>(`${namespace}orders`)) {
+    for (const order of await readTopicValues<Order>(testBrokers(), `${namespace}orders`)) {
       const windowStart = Math.floor(order.timestamp / 300_000) * 300_000;
       sums.set(`${order.category}@${windowStart}`, (sums.get(`${order.category}@${windowStart}`) ?? 0) + order.amount);
     }
