@@ -146,8 +146,15 @@ module.exports = async () => {
     {
       Effect: 'Allow',
       // DescribeTopicDynamicConfiguration: the processor reads the retention, timestamp and
-      // size settings of the topics it writes (lib/runtime/output-limits.ts).
-      Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:WriteData'],
+      // size settings of the topics it writes (lib/runtime/output-limits.ts). ReadData: the
+      // commit function reads a fenced transaction's first record back, to tell a committed
+      // transaction from a lost one (lib/kafka/committer.ts).
+      Action: [
+        'kafka-cluster:DescribeTopic',
+        'kafka-cluster:DescribeTopicDynamicConfiguration',
+        'kafka-cluster:WriteData',
+        'kafka-cluster:ReadData',
+      ],
       Resource: writeTopics.map((topic) => kafkaArn('topic', topic)),
     },
     {

@@ -85,6 +85,7 @@ describe('npx serverless package', () => {
     expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-keyBy-repartition');
     const writes = statements.find((statement) => [statement.Action].flat().includes('kafka-cluster:WriteData'));
     expect([writes?.Action].flat(), 'the output topics’ limits are read').toContain('kafka-cluster:DescribeTopicDynamicConfiguration');
+    expect([writes?.Action].flat(), 'a fenced transaction’s first record is read back').toContain('kafka-cluster:ReadData');
     expect(text).toContain('transactional-id/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-tx-*');
   }, 300_000);
 
