@@ -112,6 +112,8 @@ export interface BatchReport {
 }
 
 const DEFAULT_POOL_SIZE = 64;
+/** How many lingering transactional ids an invocation initialises at once. */
+const SWEEP_CONCURRENCY = 16;
 /**
  * The most deltas a shard record holds while no checkpoint commits them (a checkpoint stalled
  * behind a rollback, say): a few hundred bytes each, well inside DynamoDB's 400 KB item.
@@ -432,11 +434,21 @@ export class Processor {
   private async abortLingering(stage: Stage, shard: ShardRef, claim: ShardClaim, pending: readonly PendingTransaction[]): Promise<void> {
     if (this.options.plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) return;
     const from = Math.max(claim.committedEpoch + 1, claim.epoch - this.poolSize + 1);
+    const lingering: string[] = [];
     for (let failed = from; failed < claim.epoch; failed++) {
       const transactionalId = this.transactionalId(stage, shard, failed);
-      if (pending.some((p) => p.handle.transactionalId === transactionalId)) continue;
-      const writer = await this.options.kafka.beginTransaction({ transactionalId, transactionTimeoutMs: this.transactionTimeoutMs(stage) });
-      await writer.close();
+      if (!pending.some((p) => p.handle.transactionalId === transactionalId)) lingering.push(transactionalId);
+    }
+    // A few at a time, not one after another: after a run of failed attempts the sweep covers
+    // most of the pool, and swept one by one it outlasted the coordinator's next tick, which
+    // fenced it, so that no attempt ever committed (found by the simulation).
+    for (let start = 0; start < lingering.length; start += SWEEP_CONCURRENCY) {
+      await Promise.all(
+        lingering.slice(start, start + SWEEP_CONCURRENCY).map(async (transactionalId) => {
+          const writer = await this.options.kafka.beginTransaction({ transactionalId, transactionTimeoutMs: this.transactionTimeoutMs(stage) });
+          await writer.close();
+        }),
+      );
     }
   }
 

@@ -64,6 +64,10 @@ const REVERTS: readonly Revert[] = [
     edits: [{ file: 'lib/runtime/coordinator.ts', find: "        if (confirmed.version !== record.version) return { outcome: 'waiting', record: confirmed };\n", replace: '' }],
   },
   {
+    fix: 'the lingering sweep 16 ids at a time',
+    edits: [{ file: 'lib/runtime/processor.ts', find: 'const SWEEP_CONCURRENCY = 16;', replace: 'const SWEEP_CONCURRENCY = 1;' }],
+  },
+  {
     // The ownership check back before the initialisation of the id.
     fix: 'the id initialised before the ownership check (the zombie)',
     edits: [

@@ -20,7 +20,8 @@ const PINNED = [
   { hole: "a rolled-back stage's held committed watermark (hole 3)", seed: 509 },
   { hole: 'a stale commit run leaving a committed transaction alone (hole 1)', seed: 75 },
   { hole: 'a lost verdict checked against the log (a zombie fenced a committed transaction)', seed: 886 },
-  { hole: 'the id initialised before the ownership check (the zombie)', seed: 512 },
+  { hole: 'the id initialised before the ownership check (the zombie)', seed: 283 },
+  { hole: 'the lingering sweep 16 ids at a time (found at seed 101397 of a 50,000-schedule run)', seed: 101_397 },
 ];
 
 describe('the deterministic simulation', () => {

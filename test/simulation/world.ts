@@ -14,6 +14,7 @@ import {
   type ShardTarget,
 } from '../../lib/runtime/coordinator.js';
 import { Processor, runtimeProgressOf } from '../../lib/runtime/processor.js';
+import { rollbacksPending } from '../../lib/runtime/rollback.js';
 import { checkpointManifestKey, readManifest, readShardState, sameShard } from '../../lib/snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import { KafkaTwin } from '../../lib/testing/kafka-twin.js';
@@ -315,7 +316,8 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     }
     if (calmSince === undefined || iteration % 20 !== 0) continue;
     const record = await coordinatorStore.inspect();
-    if (await dataQuiet()) {
+    // A rollback still to do has output still to write, however many checkpoints commit meanwhile.
+    if (!rollbacksPending(record) && (await dataQuiet())) {
       quiet ??= { at: sim.now, committed: undefined };
       // Once the idle partitions have turned idle, each stage needs a checkpoint or two to pass the watermark on.
       if (quiet.committed === undefined && sim.now - quiet.at >= IDLENESS_MS) quiet.committed = record.committed;
