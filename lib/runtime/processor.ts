@@ -434,11 +434,19 @@ export class Processor {
   private async abortLingering(stage: Stage, shard: ShardRef, claim: ShardClaim, pending: readonly PendingTransaction[]): Promise<void> {
     if (this.options.plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) return;
     const from = Math.max(claim.committedEpoch + 1, claim.epoch - this.poolSize + 1);
-    const lingering: string[] = [];
-    for (let failed = from; failed < claim.epoch; failed++) {
-      const transactionalId = this.transactionalId(stage, shard, failed);
-      if (!pending.some((p) => p.handle.transactionalId === transactionalId)) lingering.push(transactionalId);
+    const failedIds = new Set<string>();
+    for (let failed = from; failed < claim.epoch; failed++) failedIds.add(this.transactionalId(stage, shard, failed));
+    let stillPending = pending;
+    if (stillPending.some((p) => failedIds.has(p.handle.transactionalId))) {
+      // A failed attempt reused a pending transaction's slot if its coordinator record showed
+      // that transaction's checkpoint committed, and it may have read a fresher record than
+      // this invocation's (read before a stall). A record read now, after this claim, shows at
+      // least what it saw: skipping the slot on the older one left the failed attempt's
+      // transaction open until its timeout (found by the simulation, seed 2434).
+      const { committed } = await this.options.coordinator.get();
+      stillPending = pending.filter((p) => p.checkpoint > committed);
     }
+    const lingering = [...failedIds].filter((id) => !stillPending.some((p) => p.handle.transactionalId === id));
     // A few at a time, not one after another: after a run of failed attempts the sweep covers
     // most of the pool, and swept one by one it outlasted the coordinator's next tick, which
     // fenced it, so that no attempt ever committed (found by the simulation).

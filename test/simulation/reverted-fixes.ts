@@ -67,6 +67,10 @@ const REVERTS: readonly Revert[] = [
     edits: [{ file: 'lib/runtime/processor.ts', find: 'const SWEEP_CONCURRENCY = 16;', replace: 'const SWEEP_CONCURRENCY = 1;' }],
   },
   {
+    fix: "the sweep's re-read of a stale coordinator record before it skips a slot",
+    edits: [{ file: 'lib/runtime/processor.ts', find: '      stillPending = pending.filter((p) => p.checkpoint > committed);\n', replace: '' }],
+  },
+  {
     // The ownership check back before the initialisation of the id.
     fix: 'the id initialised before the ownership check (the zombie)',
     edits: [

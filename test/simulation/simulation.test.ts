@@ -22,6 +22,7 @@ const PINNED = [
   { hole: 'a lost verdict checked against the log (a zombie fenced a committed transaction)', seed: 886 },
   { hole: 'the id initialised before the ownership check (the zombie)', seed: 283 },
   { hole: 'the lingering sweep 16 ids at a time (found at seed 101397 of a 50,000-schedule run)', seed: 101_397 },
+  { hole: "the sweep's re-read of a stale coordinator record before it skips a slot", seed: 2434 },
 ];
 
 describe('the deterministic simulation', () => {
