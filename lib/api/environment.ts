@@ -77,6 +77,7 @@ export class StreamExecutionEnvironment {
   private parallelism = 4;
   private maxParallelism = 128;
   private badRecordPolicy: BadRecordPolicy = BadRecordPolicy.fail();
+  private recordContentsInErrors = false;
 
   private constructor({ name }: EnvironmentOptions) {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) {
@@ -133,6 +134,20 @@ export class StreamExecutionEnvironment {
 
   getBadRecordPolicy(): BadRecordPolicy {
     return this.badRecordPolicy;
+  }
+
+  /**
+   * Lets error messages, logs and the dead letter's `sluice.error` header quote records (a
+   * parser's message, a selected key), for debugging. Off by default: record contents stay out
+   * of logs, and the record itself stays only in the dead-letter topic.
+   */
+  setRecordContentsInErrors(include: boolean): this {
+    this.recordContentsInErrors = include;
+    return this;
+  }
+
+  getRecordContentsInErrors(): boolean {
+    return this.recordContentsInErrors;
   }
 
   fromSource<T>(source: KafkaSource<T>, watermarks: WatermarkStrategy<T>, sourceName: string): DataStream<T> {

@@ -21,6 +21,7 @@ export type {
   WindowContext,
 } from './functions.js';
 export { OutputTag } from './output-tag.js';
+export { RedactableError } from './record-contents.js';
 export {
   JsonDeserializationSchema,
   JsonSerializationSchema,

@@ -1,4 +1,5 @@
 import type { KafkaRecord } from '../kafka/records.js';
+import { parseJson } from './record-contents.js';
 
 /** Turns a Kafka record's value into an element (Flink's `DeserializationSchema<T>`). Throw to reject it. */
 export interface DeserializationSchema<T> {
@@ -43,7 +44,7 @@ export class JsonDeserializationSchema<T> implements DeserializationSchema<T> {
 
   deserialize(value: Buffer | null): T {
     if (value === null) throw new Error('The record has a null value (a tombstone), not JSON');
-    return this.validate(JSON.parse(value.toString('utf8')) as unknown);
+    return this.validate(parseJson(value.toString('utf8'), 'the value'));
   }
 }
 

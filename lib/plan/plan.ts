@@ -24,6 +24,8 @@ export interface Plan {
     readonly maxCommitDelayMs: number;
   };
   readonly badRecordPolicy: BadRecordPolicy;
+  /** Whether error messages and dead-letter headers may quote records (`env.setRecordContentsInErrors`). */
+  readonly recordContentsInErrors?: boolean;
   /** EXACTLY_ONCE when any sink is; repartition topics then carry transactional writes too. */
   readonly internalGuarantee: DeliveryGuarantee;
 }

@@ -150,6 +150,7 @@ export function planPipeline(env: StreamExecutionEnvironment): Plan {
       maxCommitDelayMs: env.getCheckpointConfig().maxCommitDelay,
     },
     badRecordPolicy: env.getBadRecordPolicy(),
+    recordContentsInErrors: env.getRecordContentsInErrors(),
     internalGuarantee: strongestGuarantee(transformations),
   };
   validateEventTime(stages);

@@ -1,4 +1,5 @@
 import type { OutputTag } from '../api/output-tag.js';
+import { parseJson, RedactableError } from '../api/record-contents.js';
 import type { KafkaSink } from '../api/sink.js';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../api/time.js';
 import type { WatermarkGenerator } from '../api/watermark.js';
@@ -16,22 +17,44 @@ import { bytesOverLimit, RecordTooLargeError } from './output-limits.js';
 export class BadRecordError extends Error {
   override readonly name = 'BadRecordError';
 
+  /** `reason` is the failure as logs may show it; `cause` is given only when record contents may be shown. */
   constructor(
     readonly record: Pick<KafkaRecord, 'topic' | 'partition' | 'offset'>,
     readonly operatorName: string,
-    override readonly cause: unknown,
+    reason: string,
+    cause?: unknown,
   ) {
-    const reason = cause instanceof UserFunctionError ? cause.message : `${operatorName} failed: ${describe(cause)}`;
     super(
-      `Record ${record.topic}/${record.partition}@${record.offset}: ${reason}. Fix the record or the function, or set ` +
+      `Record ${record.topic}/${record.partition}@${record.offset}: ${operatorName} failed: ${reason}. Fix the record or the function, or set ` +
         `env.setBadRecordPolicy(BadRecordPolicy.skip()) or BadRecordPolicy.deadLetter('topic') to go on without it.`,
-      { cause },
+      cause === undefined ? undefined : { cause },
     );
   }
 }
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Shorter texts are too common to be taken for a record's contents. */
+const MIN_REDACTED_LENGTH = 4;
+
+/**
+ * What went wrong with a record, for logs and the dead letter's header. Unless the pipeline
+ * allows record contents there, a {@link RedactableError} gives only its message, and any other
+ * error's message has the record's key and value texts taken out where they appear whole.
+ */
+export function describeRecordFailure(error: unknown, record: Pick<KafkaRecord, 'key' | 'value'>, includeContents: boolean): string {
+  const inner = error instanceof UserFunctionError ? error.cause : error;
+  const text = describe(inner);
+  if (inner instanceof RedactableError) return includeContents ? `${text}: ${inner.detail}` : text;
+  if (includeContents) return text;
+  let redacted = text;
+  for (const [part, bytes] of [['value', record.value], ['key', record.key]] as const) {
+    const contents = bytes?.toString('utf8');
+    if (contents !== undefined && contents.length >= MIN_REDACTED_LENGTH) redacted = redacted.split(contents).join(`<the record's ${part}>`);
+  }
+  return redacted;
 }
 
 /** What one stage produced since the outputs were last drained. */
@@ -95,7 +118,7 @@ interface RepartitionValue {
 
 /** Turns a repartition record back into the element that was written. */
 export function decodeRepartitionRecord(record: KafkaRecord): StreamRecord {
-  const decoded = JSON.parse(record.value?.toString('utf8') ?? 'null') as RepartitionValue | null;
+  const decoded = parseJson(record.value?.toString('utf8') ?? 'null', 'the repartition record') as RepartitionValue | null;
   if (!decoded || !('v' in decoded)) throw new Error('not a Sluice repartition record');
   return { value: decoded.v, timestamp: decoded.t ?? undefined };
 }
@@ -238,10 +261,11 @@ export class StageExecutor {
     if (!record) return;
     const recordKey = record.key?.toString('utf8');
     if (recordKey !== keyAsRecordKey(key)) {
-      throw new Error(
-        `${node.name} selected key ${key.serialized}, but the record's Kafka key is ${recordKey === undefined ? 'null' : JSON.stringify(recordKey)}; ` +
+      throw new RedactableError(
+        `the key it selected is not the record's Kafka key${recordKey === undefined ? ' (null)' : ''}; ` +
           `the source is declared setPartitionedByRecordKey(), so its producers must key each record by this key ` +
           `(or remove setPartitionedByRecordKey() to repartition)`,
+        `selected key ${key.serialized}, Kafka key ${recordKey === undefined ? 'null' : JSON.stringify(recordKey)}`,
       );
     }
   }
@@ -402,9 +426,10 @@ export class StageExecutor {
 
   private handleBadRecord(record: KafkaRecord, error: unknown): void {
     const operatorName = error instanceof UserFunctionError ? error.operatorName : this.currentOperator;
-    const bad = new BadRecordError(record, operatorName, error);
+    const includeContents = this.options.plan.recordContentsInErrors === true;
+    const reason = describeRecordFailure(error, record, includeContents);
     const policy = this.options.plan.badRecordPolicy;
-    if (policy.kind === 'fail') throw bad;
+    if (policy.kind === 'fail') throw new BadRecordError(record, operatorName, reason, includeContents ? error : undefined);
     if (policy.kind === 'skip') {
       this.count('badRecordsSkipped');
       return;
@@ -417,7 +442,7 @@ export class StageExecutor {
       timestamp: record.timestamp,
       headers: [
         ...record.headers.flatMap((h) => (h.value === null ? [] : [{ key: h.key, value: h.value }])),
-        { key: Headers.error, value: describe(error instanceof UserFunctionError ? error.cause : error) },
+        { key: Headers.error, value: reason },
         { key: Headers.operator, value: operatorName },
         { key: Headers.topic, value: record.topic },
         { key: Headers.partition, value: String(record.partition) },

@@ -33,12 +33,12 @@ class PackagedFunction {
   private nextId = 0;
   readonly ready: Promise<void>;
 
-  /** The function's last log lines, shown when the test fails. */
+  /** Everything the function has logged. */
   logs = '';
 
   constructor(private readonly child: ChildProcess) {
-    child.stderr?.on('data', (chunk: Buffer) => (this.logs = (this.logs + chunk.toString('utf8')).slice(-4_000)));
-    child.stdout?.on('data', (chunk: Buffer) => (this.logs = (this.logs + chunk.toString('utf8')).slice(-4_000)));
+    child.stderr?.on('data', (chunk: Buffer) => (this.logs += chunk.toString('utf8')));
+    child.stdout?.on('data', (chunk: Buffer) => (this.logs += chunk.toString('utf8')));
     this.ready = new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`the function exited (${code}) before it was ready`)));
       child.on('message', (message: { ready?: boolean; id?: number; result?: unknown; error?: string }) => {
@@ -64,6 +64,14 @@ class PackagedFunction {
 
   stop(): void {
     this.child.kill('SIGKILL');
+  }
+}
+
+async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`not done within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
@@ -149,6 +157,7 @@ describe('the packaged functions', () => {
       if (!fn) throw new Error(`the package has no ${key}`);
       return fn;
     }) as [PackagedFunction, PackagedFunction];
+    const batchErrors: string[] = [];
     const mapping = new EventSourceMapping({
       kafka: { brokers: testBrokers() },
       topic: `${name}-orders`,
@@ -156,6 +165,7 @@ describe('the packaged functions', () => {
       groupId: name,
       batchSize: 500,
       handler: (event) => processor.invoke(event),
+      onError: (error) => batchErrors.push(String(error)),
     });
     await mapping.start();
     // The schedule: the coordinator every few seconds, each run given a few seconds of Lambda time.
@@ -171,6 +181,17 @@ describe('the packaged functions', () => {
       const totals = consumed.map((message) => JSON.parse(message.value ?? '') as Total);
       expect(new Map(totals.map((t) => [`${t.category}@${t.windowStart}`, t.amount]))).toEqual(expected);
       expect(totals).toHaveLength(expected.size);
+
+      // A record that is not JSON and holds a card number fails its batch (the default policy):
+      // the error names the record, and neither it nor any log line quotes the record.
+      const card = '4111-1111-1111-1111';
+      const bad = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
+      await bad.write([{ topic: `${name}-orders`, partition: 0, key: 'category-0', value: `card=${card}` }]);
+      await bad.close();
+      await until(() => batchErrors.length >= 2, 60_000);
+      expect(batchErrors[0]).toMatch(new RegExp(`Record ${name}-orders/0@\\d+: orders failed: the value \\(24 bytes\\) is not valid JSON\\.`));
+      expect(processor.logs).toContain('is not valid JSON');
+      expect([...batchErrors, ...[...functions.values()].map((fn) => fn.logs)].filter((text) => text.includes(card))).toEqual([]);
     } finally {
       scheduling.on = false;
       await schedule;
@@ -179,6 +200,6 @@ describe('the packaged functions', () => {
     }
     // The coordinator reached the commit function through Lambda's Invoke API, by the name the template gives it.
     expect([...invoked]).toContain(`sluice-${name}-dev-commit`);
-    expect(invocationErrors, [...functions].map(([key, fn]) => `${key}:\n${fn.logs}`).join('\n')).toEqual([]);
+    expect(invocationErrors, [...functions].map(([key, fn]) => `${key}:\n${fn.logs.slice(-4_000)}`).join('\n')).toEqual([]);
   }, 300_000);
 });

@@ -6,6 +6,7 @@ import {
   KafkaRecordSerializationSchema,
   KafkaSink,
   KafkaSource,
+  SimpleStringSchema,
   StreamExecutionEnvironment,
   WatermarkStrategy,
   type BadRecordPolicy as Policy,
@@ -18,9 +19,10 @@ interface Payment {
   cents: number;
 }
 
-function payments(policy?: Policy) {
+function payments(policy?: Policy, recordContentsInErrors = false) {
   const env = StreamExecutionEnvironment.create({ name: 'payments' });
   if (policy) env.setBadRecordPolicy(policy);
+  env.setRecordContentsInErrors(recordContentsInErrors);
   env
     .fromSource(
       KafkaSource.builder<Payment>()
@@ -77,7 +79,7 @@ describe('bad records', () => {
     })();
     expect(error).toBeInstanceOf(BadRecordError);
     expect((error as BadRecordError).message).toBe(
-      `Record payments/2@1: payments failed: ${jsonError()}. Fix the record or the function, or set ` +
+      `Record payments/2@1: payments failed: the value (8 bytes) is not valid JSON. Fix the record or the function, or set ` +
         `env.setBadRecordPolicy(BadRecordPolicy.skip()) or BadRecordPolicy.deadLetter('topic') to go on without it.`,
     );
     expect((error as BadRecordError).record).toMatchObject({ topic: 'payments', partition: 2, offset: 1 });
@@ -116,9 +118,66 @@ describe('bad records', () => {
   });
 });
 
-function jsonError(): string {
+describe('record contents in errors', () => {
+  // JSON.parse's own message quotes this text.
+  const secret = 'card=4111-1111-1111-1111';
+
+  function failure(harness: PipelineTestHarness, value: string): BadRecordError {
+    try {
+      harness.send('payments', [{ value, partition: 0 }]);
+    } catch (error) {
+      return error as BadRecordError;
+    }
+    throw new Error('the record did not fail');
+  }
+
+  it('stay out of the error, its cause and the dead letter header by default', () => {
+    const error = failure(payments(), secret);
+    expect(error.message).toMatch(/^Record payments\/0@0: payments failed: the value \(24 bytes\) is not valid JSON\./);
+    expect(error.cause).toBeUndefined();
+    const harness = payments(BadRecordPolicy.deadLetter('payments-dlq'));
+    harness.send('payments', [{ value: secret, partition: 0 }]);
+    const [dead] = harness.deadLetterRecords();
+    expect(dead?.value?.toString()).toBe(secret);
+    const headers = (dead?.headers ?? []).map((h) => h.value.toString());
+    expect(headers.some((value) => value.includes('4111'))).toBe(false);
+    expect(headers).toContain('the value (24 bytes) is not valid JSON');
+  });
+
+  it("are taken out of a function's message where the record's value appears whole", () => {
+    const env = StreamExecutionEnvironment.create({ name: 'echo' });
+    env
+      .fromSource(
+        KafkaSource.builder<string>().setBootstrapServers('127.0.0.1:9092').setTopics('in').setGroupId('echo').setValueOnlyDeserializer(new SimpleStringSchema()).build(),
+        WatermarkStrategy.noWatermarks(),
+        'in',
+      )
+      .map((text) => {
+        throw new Error(`cannot handle ${text} here`);
+      })
+      .name('reject')
+      .sinkTo(
+        KafkaSink.builder<string>()
+          .setBootstrapServers('127.0.0.1:9092')
+          .setRecordSerializer(KafkaRecordSerializationSchema.builder<string>().setTopic('out').setValueSerializationSchema(new SimpleStringSchema()).build())
+          .build(),
+      );
+    expect(() => new PipelineTestHarness(env).send('in', [{ value: 'card 4111-1111' }])).toThrow(
+      /^Record in\/0@0: reject failed: cannot handle <the record's value> here\./,
+    );
+  });
+
+  it('are shown with env.setRecordContentsInErrors(true), for debugging', () => {
+    const error = failure(payments(undefined, true), secret);
+    expect(jsonError(secret)).toContain('4111');
+    expect(error.message).toContain(`the value (24 bytes) is not valid JSON: ${jsonError(secret)}`);
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+});
+
+function jsonError(text = 'not json'): string {
   try {
-    JSON.parse('not json');
+    JSON.parse(text);
     return '';
   } catch (error) {
     return (error as Error).message;
