@@ -18,6 +18,7 @@ import { ensureBucket } from '../snapshot/s3-store.js';
 import { ensureStateTable } from '../state/dynamodb-shard-store.js';
 import { startDynamoDbEmulator, startS3Emulator, type Emulator } from './emulators.js';
 import { EventSourceMapping } from './event-source-mapping.js';
+import { InstanceLock } from './instance-lock.js';
 import { startLocalBroker, stopLocalBroker } from './kafka-broker.js';
 
 /**
@@ -169,6 +170,10 @@ export class OfflineSession {
     const stateDir = resolve(options.stateDir ?? join('.sluice', 'offline', pipelineName));
     mkdirSync(join(stateDir, 'dynamodb'), { recursive: true });
     mkdirSync(join(stateDir, 's3'), { recursive: true });
+    const admin = new KafkaAdmin(kafka);
+    this.stops.push(() => admin.close());
+    const lock = await InstanceLock.acquire({ pipeline: pipelineName, stateDir, kafka, admin });
+    this.stops.push(() => lock.release());
     const dynamodb = await this.emulator(env.SLUICE_DYNAMODB_ENDPOINT, () => startDynamoDbEmulator(0, join(stateDir, 'dynamodb')));
     const s3 = await this.emulator(env.SLUICE_S3_ENDPOINT, () => startS3Emulator(join(stateDir, 's3')));
 
@@ -181,8 +186,6 @@ export class OfflineSession {
     this.started = runtime;
     const { plan } = runtime;
 
-    const admin = new KafkaAdmin(kafka);
-    this.stops.push(() => admin.close());
     const partitions = options.partitions ?? 4;
     const existing = new Set(await admin.listTopics());
     const topics = planTopics(plan);
