@@ -1,6 +1,6 @@
 import kafkajs, { type Admin } from 'kafkajs';
 import { createKafkaClient, type KafkaConnectionOptions } from './connection.js';
-import { retryWhileRetriable } from './errors.js';
+import { MissingTopicsError, retryWhileRetriable } from './errors.js';
 import type { TimestampType } from './records.js';
 
 export interface TopicSpec {
@@ -174,9 +174,20 @@ export class KafkaAdmin {
     await answered();
   }
 
+  /** Runs `request`; when it fails because some of `topics` do not exist, the error names them. */
+  private async namingMissingTopics<T>(topics: readonly string[], request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (error) {
+      const existing = new Set(await this.admin.listTopics().catch(() => topics));
+      const missing = topics.filter((topic) => !existing.has(topic));
+      throw missing.length > 0 ? new MissingTopicsError(missing, error) : error;
+    }
+  }
+
   async describeTopics(topics: readonly string[]): Promise<TopicDescription[]> {
     await this.connect();
-    const metadata = await this.admin.fetchTopicMetadata({ topics: [...topics] });
+    const metadata = await this.namingMissingTopics(topics, () => this.admin.fetchTopicMetadata({ topics: [...topics] }));
     return Promise.all(
       metadata.topics.map(async ({ name, partitions }) => {
         const offsets = await this.topicOffsets(name);
@@ -204,7 +215,7 @@ export class KafkaAdmin {
     await this.connect();
     const { resources } = await retryWhileRetriable(
       () =>
-        this.admin.describeConfigs({
+        this.namingMissingTopics(topics, () => this.admin.describeConfigs({
           includeSynonyms: false,
           resources: topics.map((name) => ({
             type: TOPIC_RESOURCE,
@@ -218,7 +229,7 @@ export class KafkaAdmin {
               'max.message.bytes',
             ],
           })),
-        }),
+        })),
       TOPIC_READY_TIMEOUT_MS,
     );
     return resources.map(({ resourceName, configEntries }) =>

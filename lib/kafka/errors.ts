@@ -29,6 +29,26 @@ export class TransactionAlreadyCommittedError extends Error {
   }
 }
 
+/**
+ * Topics a request named do not exist. Sluice creates no topic a deployed pipeline writes (the
+ * local broker, like a careful cluster, creates none on first use either), so that a misspelled
+ * name fails here instead of filling a new topic nobody reads.
+ */
+export class MissingTopicsError extends Error {
+  override readonly name = 'MissingTopicsError';
+
+  constructor(
+    readonly topics: readonly string[],
+    cause: unknown,
+  ) {
+    super(
+      `${topics.length === 1 ? 'Topic' : 'Topics'} ${topics.join(', ')} ${topics.length === 1 ? 'does' : 'do'} not exist on the brokers. ` +
+        `Create ${topics.length === 1 ? 'it' : 'them'} (kafka-topics.sh --create --topic <name> --partitions <n>), or fix the name in the pipeline.`,
+      { cause },
+    );
+  }
+}
+
 export function describeHandle({ transactionalId, producerId, producerEpoch }: TransactionHandle): string {
   return `"${transactionalId}" (producer ${producerId}, epoch ${producerEpoch})`;
 }

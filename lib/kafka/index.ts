@@ -11,7 +11,7 @@ export {
 export { DeliveryGuarantee } from './delivery-guarantee.js';
 export { partitionForKey } from './partitioning.js';
 export type { TransactionDescription, TransactionStateName } from './describe-transactions.js';
-export { TransactionAlreadyCommittedError, TransactionLostError } from './errors.js';
+export { MissingTopicsError, TransactionAlreadyCommittedError, TransactionLostError } from './errors.js';
 export { CommittedRangeReader, RangeReadError, type OffsetRange, type RangeReaderOptions } from './range-reader.js';
 export type { KafkaRecord, OutputRecord, RecordHeader, TimestampType } from './records.js';
 export type { TransactionHandle } from './transaction-handle.js';

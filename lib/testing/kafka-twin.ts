@@ -2,7 +2,7 @@ import type { KafkaClients, TransactionOptions, TransactionWriter } from '../kaf
 import { writeLimitsOf } from '../kafka/admin.js';
 import type { AbortOutcome, CommitOutcome } from '../kafka/committer.js';
 import type { TransactionDescription, TransactionStateName } from '../kafka/describe-transactions.js';
-import { TransactionAlreadyCommittedError, TransactionLostError } from '../kafka/errors.js';
+import { MissingTopicsError, TransactionAlreadyCommittedError, TransactionLostError } from '../kafka/errors.js';
 import { partitionForKey } from '../kafka/partitioning.js';
 import { RangeReadError, type OffsetRange } from '../kafka/range-reader.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
@@ -149,8 +149,10 @@ export class KafkaTwin implements KafkaClients {
   readonly admin: KafkaClients['admin'] = {
     listTopics: () => this.io.call('Metadata', () => [...this.partitionCounts.keys()].sort()),
     describeTopics: (topics) =>
-      this.io.call('ListOffsets', () =>
-        topics.map((topic) => ({
+      this.io.call('ListOffsets', () => {
+        const missing = topics.filter((topic) => !this.partitionCounts.has(topic));
+        if (missing.length > 0) throw new MissingTopicsError(missing, undefined);
+        return topics.map((topic) => ({
           topic,
           partitions: Array.from({ length: this.partitions(topic) }, (_, partition) => ({
             partition,
@@ -159,8 +161,8 @@ export class KafkaTwin implements KafkaClients {
             low: '0',
             high: String(this.log(topic, partition).length),
           })),
-        })),
-      ),
+        }));
+      }),
     groupOffsets: (groupId, topic) =>
       this.io.call('OffsetFetch', () => {
         const group = this.groups.get(groupId);
@@ -171,7 +173,11 @@ export class KafkaTwin implements KafkaClients {
     // Answered at once rather than as a request of the schedule: a processor reads these once
     // per container, and as a request it would only shift every schedule's draws (and the
     // seeds docs/PROTOCOL.md names) without reaching an interleaving that matters.
-    writeLimits: (topics) => Promise.resolve(topics.map((topic) => writeLimitsOf(topic, this.topicConfigs.get(topic) ?? {}))),
+    writeLimits: (topics) => {
+      const missing = topics.filter((topic) => !this.partitionCounts.has(topic));
+      if (missing.length > 0) return Promise.reject(new MissingTopicsError(missing, undefined));
+      return Promise.resolve(topics.map((topic) => writeLimitsOf(topic, this.topicConfigs.get(topic) ?? {})));
+    },
     offsetsForTimestamp: (topic, timestamp) =>
       this.io.call('ListOffsets', () => {
         const result = new Map<number, number>();

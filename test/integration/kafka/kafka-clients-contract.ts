@@ -3,6 +3,7 @@
 // the twin is held to the broker's behaviour.
 import { describe, expect, it } from 'vitest';
 import {
+  MissingTopicsError,
   TransactionAlreadyCommittedError,
   TransactionLostError,
   type KafkaClients,
@@ -74,6 +75,15 @@ export function kafkaClientsContract(name: string, target: () => KafkaContractTa
         { topic: kept, retentionMs: 86_400_000, timestampType: 'LOG_APPEND_TIME', maxPastMs: 2_592_000_000, maxFutureMs: 3_600_000, maxMessageBytes: 2_000_000 },
         { topic: compacted, retentionMs: -1, timestampType: 'CREATE_TIME', maxPastMs: 2_592_000_000, maxFutureMs: 3_600_000, maxMessageBytes: 2_000_000 },
       ]);
+    });
+
+    it('names the topics that do not exist, in a description or in the settings of topics written to', async () => {
+      const kept = await target().createTopic(1);
+      const missing = `${kept}-misspelled`;
+      const named = (error: unknown) => error instanceof MissingTopicsError && error.topics.join() === missing && error.message.startsWith(`Topic ${missing} does not exist`);
+      expect(named(await target().clients.admin.writeLimits([kept, missing]).catch((error: unknown) => error))).toBe(true);
+      expect(named(await target().clients.admin.describeTopics([kept, missing]).catch((error: unknown) => error))).toBe(true);
+      expect(await target().clients.admin.listTopics()).not.toContain(missing);
     });
 
     it('keeps a pre-committed transaction invisible until a commit by handle, whose marker takes an offset', async () => {

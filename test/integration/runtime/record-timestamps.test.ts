@@ -2,7 +2,8 @@
 // element's timestamp (as Flink) totals of 3-day-old orders fail their batch on a topic that
 // keeps records for a day, with an error that names the topic, the time and the fixes; with
 // RecordTimestamp.WRITE_TIME the same totals are written and kept through the broker's
-// retention checks, which delete an old record in that topic meanwhile.
+// retention checks, which delete an old record in that topic meanwhile. A sink topic that does
+// not exist fails the batch with an error naming it, and is not created.
 import { describe, expect, it } from 'vitest';
 import { minutes, RecordTimestamp } from '../../../lib/api/index.js';
 import { PipelineRuntime } from '../../../lib/aws/runtime.js';
@@ -21,13 +22,13 @@ const DAY = 86_400_000;
 const PARTITIONS = 2;
 
 /** Orders of three days ago, on an input topic, and a sink topic that keeps records for one day. */
-async function setUp(name: string) {
+async function setUp(name: string, { createSink = true } = {}) {
   const { admin, dynamo, s3 } = environment();
   await ensureStateTable(createDocumentClient(dynamo), name);
   await ensureBucket(createS3Client(s3), name);
   await admin.ensureTopics([
     { topic: `${name}-orders`, partitions: PARTITIONS },
-    { topic: `${name}-out`, partitions: PARTITIONS, configs: { 'retention.ms': String(DAY) } },
+    ...(createSink ? [{ topic: `${name}-out`, partitions: PARTITIONS, configs: { 'retention.ms': String(DAY) } }] : []),
   ]);
   const orders = generateOrders({ count: 600, start: RECENT_START - 2 * DAY, lateFraction: 0 });
   const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
@@ -113,5 +114,26 @@ describe('output timestamps against the sink topic’s retention', () => {
     // Three of the broker's retention checks later (every 5 s here, infra/kafka/server.properties), all of it is still there.
     await new Promise((resolve) => setTimeout(resolve, 16_000));
     expect(totalsOf(await committedRecords(`${name}-out`))).toEqual(expected);
+  });
+});
+
+describe('a sink topic that does not exist', () => {
+  it('fails the batch with an error that names it, and is not created', async () => {
+    const name = uniqueName('missing-sink');
+    await setUp(name, { createSink: false });
+    const { runtime, driver } = start(name, RecordTimestamp.WRITE_TIME);
+    try {
+      const failure = await driver.drain().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((failure as Error).message).toBe(
+        `Topic ${name}-out does not exist on the brokers. Create it (kafka-topics.sh --create --topic <name> --partitions <n>), or fix the name in the pipeline.`,
+      );
+      expect(await environment().admin.listTopics()).not.toContain(`${name}-out`);
+    } finally {
+      await driver.close();
+      await runtime.close();
+    }
   });
 });
