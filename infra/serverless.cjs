@@ -1,8 +1,9 @@
 // What serverless.yml deploys for one pipeline, computed from its plan: a processor function
 // per stage with its MSK (or self-managed Kafka) trigger, the coordinator on a schedule, the
-// commit function, the state table and snapshot bucket, and least-privilege IAM statements
-// scoped to this pipeline's own table, bucket, cluster, topics, groups, transactional ids and
-// functions. The pipeline file is SLUICE_PIPELINE_FILE (default: the seed example).
+// commit function, a least-privilege IAM role for each function (scoped to this pipeline's
+// own table, bucket, cluster, topics, groups, transactional ids and functions, and to what
+// that function does), and the alarms. The state table and snapshot bucket are in
+// infra/resources.yml. The pipeline file is SLUICE_PIPELINE_FILE (default: the seed example).
 'use strict';
 
 const path = require('node:path');
@@ -37,12 +38,78 @@ function sinkTopics(stage) {
   return stage.nodes.flatMap((node) => (node.role === 'sink' ? [node.transformation.sink.config.serializer.topic ?? '*'] : []));
 }
 
-function transactionalPrefixes(plan) {
-  const prefixes = new Set([`${plan.pipeline}-tx`]);
-  for (const stage of plan.stages) {
-    for (const node of stage.nodes) if (node.role === 'sink' && node.transformation.sink.config.transactionalIdPrefix) prefixes.add(node.transformation.sink.config.transactionalIdPrefix);
+/** The prefix of a stage's transactional ids, as the processor names them (lib/runtime/processor.ts). */
+function transactionalPrefixOf(plan, stage) {
+  const sink = stage.nodes.find((node) => node.role === 'sink' && node.transformation.sink.config.deliveryGuarantee === 'EXACTLY_ONCE');
+  return sink?.transformation.sink.config.transactionalIdPrefix ?? `${plan.pipeline}-tx`;
+}
+
+/** Alarm periods: CloudWatch's 5-minute basic resolution. */
+const ALARM_PERIOD_S = 300;
+
+/**
+ * What pages the operator, through the SNS topic `AlarmTopic`: a function failing for 15
+ * minutes (a bad record under `fail()`, a missing topic, lost access), a lost transaction, no
+ * checkpoint completed for three intervals (at least 15 minutes), and an input falling behind.
+ */
+function alarms(plan, service, functionKeys, processorKeys) {
+  const alarm = (description, properties) => ({
+    Type: 'AWS::CloudWatch::Alarm',
+    Properties: { AlarmDescription: `Sluice ${plan.pipeline}: ${description}`, AlarmActions: [{ Ref: 'AlarmTopic' }], OKActions: [{ Ref: 'AlarmTopic' }], ...properties },
+  });
+  const lambdaMetric = (key, metricName, statistic) => ({
+    Namespace: 'AWS/Lambda',
+    MetricName: metricName,
+    Dimensions: [{ Name: 'FunctionName', Value: `${service}-${key}` }],
+    Statistic: statistic,
+    Period: ALARM_PERIOD_S,
+  });
+  const sluiceMetric = (metricName) => ({
+    Namespace: 'Sluice',
+    MetricName: metricName,
+    Dimensions: [{ Name: 'service', Value: service }],
+    Statistic: 'Sum',
+    Period: ALARM_PERIOD_S,
+  });
+  const resources = {
+    AlarmTopic: { Type: 'AWS::SNS::Topic', Properties: { DisplayName: `Sluice ${plan.pipeline} alarms`, KmsMasterKeyId: 'alias/aws/sns' } },
+  };
+  const title = (key) => `${key.charAt(0).toUpperCase()}${key.slice(1)}`;
+  for (const key of functionKeys) {
+    resources[`${title(key)}ErrorsAlarm`] = alarm(`${key} has failed in each of the last 15 minutes; its logs say why`, {
+      ...lambdaMetric(key, 'Errors', 'Sum'),
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'notBreaching',
+    });
   }
-  return [...prefixes];
+  for (const key of processorKeys) {
+    resources[`${title(key)}OffsetLagAlarm`] = alarm(`${key}'s input is more than \${param:alarmOffsetLag} records behind`, {
+      ...lambdaMetric(key, 'OffsetLag', 'Maximum'),
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: '${param:alarmOffsetLag}',
+      EvaluationPeriods: 3,
+      TreatMissingData: 'notBreaching',
+    });
+  }
+  resources.TransactionsLostAlarm = alarm('a Kafka transaction was lost; its shard rolls back and replays, so check why (its timeout, a fenced producer)', {
+    ...sluiceMetric('TransactionsLost'),
+    ComparisonOperator: 'GreaterThanThreshold',
+    Threshold: 0,
+    EvaluationPeriods: 1,
+    TreatMissingData: 'notBreaching',
+  });
+  const stalledPeriods = Math.min(288, Math.max(3, Math.ceil((3 * plan.checkpointing.intervalMs) / (ALARM_PERIOD_S * 1000))));
+  resources.CheckpointsStalledAlarm = alarm(`no checkpoint completed in ${(stalledPeriods * ALARM_PERIOD_S) / 60} minutes; exactly-once output waits for one`, {
+    ...sluiceMetric('CheckpointsCompleted'),
+    ComparisonOperator: 'LessThanThreshold',
+    Threshold: 1,
+    EvaluationPeriods: stalledPeriods,
+    TreatMissingData: 'breaching',
+  });
+  return resources;
 }
 
 /**
@@ -108,67 +175,27 @@ module.exports = async () => {
     description: `Sluice ${plan.pipeline}: commits the Kafka transactions of completed checkpoints`,
   };
 
-  const functionArns = [...Object.values(processorNames), `${service}-${commitKey}`].map((name) => ({
-    'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${name}`,
-  }));
-  const readTopics = [...new Set(plan.stages.flatMap(stageTopics))];
-  const writeTopics = [
-    ...new Set([
-      ...plan.stages.flatMap(sinkTopics),
-      ...plan.stages.flatMap((s) => (s.input.kind === 'repartition' ? [s.input.topic] : [])),
-      ...(plan.badRecordPolicy.kind === 'dead-letter' ? [plan.badRecordPolicy.topic] : []),
-    ]),
+  const writtenBy = (stage) => [
+    ...sinkTopics(stage),
+    ...stage.nodes.flatMap((node) => (node.role === 'repartition' ? [node.topic] : [])),
+    ...(plan.badRecordPolicy.kind === 'dead-letter' ? [plan.badRecordPolicy.topic] : []),
   ];
-  const statements = [
-    {
-      Effect: 'Allow',
-      Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem'],
-      Resource: [{ 'Fn::GetAtt': ['StateTable', 'Arn'] }],
-    },
-    {
-      Effect: 'Allow',
-      Action: ['s3:GetObject', 's3:PutObject'],
-      Resource: [{ 'Fn::Sub': `\${SnapshotBucket.Arn}/${plan.pipeline}/*` }],
-    },
-    {
-      Effect: 'Allow',
-      Action: ['s3:ListBucket'],
-      Resource: [{ 'Fn::GetAtt': ['SnapshotBucket', 'Arn'] }],
-      Condition: { StringLike: { 's3:prefix': [`${plan.pipeline}/*`] } },
-    },
-    { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: functionArns },
+  const inputTopics = [...new Set(plan.stages.flatMap(stageTopics))];
+  const outputTopics = [...new Set(plan.stages.flatMap(writtenBy))];
+  const topicArns = (topics) => [...new Set(topics)].map((topic) => kafkaArn('topic', topic));
+  const functionArn = (name) => ({ 'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${name}` });
+  const snapshotObjects = (actions) => ({ Effect: 'Allow', Action: actions, Resource: [{ 'Fn::Sub': `\${SnapshotBucket.Arn}/${plan.pipeline}/*` }] });
+  const snapshotListing = {
+    Effect: 'Allow',
+    Action: ['s3:ListBucket'],
+    Resource: [{ 'Fn::GetAtt': ['SnapshotBucket', 'Arn'] }],
+    Condition: { StringLike: { 's3:prefix': [`${plan.pipeline}/*`] } },
+  };
+  const describeTopics = (topics) => ({ Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic'], Resource: topicArns(topics) });
+  // Every function: its table, the cluster, and the network interfaces of a function in a VPC.
+  const common = [
+    { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem'], Resource: [{ 'Fn::GetAtt': ['StateTable', 'Arn'] }] },
     { Effect: 'Allow', Action: ['kafka-cluster:Connect', 'kafka-cluster:DescribeCluster'], Resource: ['${param:mskClusterArn}'] },
-    {
-      Effect: 'Allow',
-      Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'],
-      Resource: readTopics.map((topic) => kafkaArn('topic', topic)),
-    },
-    {
-      Effect: 'Allow',
-      // DescribeTopicDynamicConfiguration: the processor reads the retention, timestamp and
-      // size settings of the topics it writes (lib/runtime/output-limits.ts). ReadData: the
-      // commit function reads a fenced transaction's first record back, to tell a committed
-      // transaction from a lost one (lib/kafka/committer.ts).
-      Action: [
-        'kafka-cluster:DescribeTopic',
-        'kafka-cluster:DescribeTopicDynamicConfiguration',
-        'kafka-cluster:WriteData',
-        'kafka-cluster:ReadData',
-      ],
-      Resource: writeTopics.map((topic) => kafkaArn('topic', topic)),
-    },
-    {
-      Effect: 'Allow',
-      Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
-      Resource: [...new Set(plan.stages.map((stage) => groupOf(plan, stage)))].map((group) => kafkaArn('group', group)),
-    },
-    {
-      Effect: 'Allow',
-      Action: ['kafka-cluster:DescribeTransactionalId', 'kafka-cluster:AlterTransactionalId'],
-      Resource: transactionalPrefixes(plan).map((prefix) => kafkaArn('transactional-id', `${prefix}-*`)),
-    },
-    // What Lambda's MSK event source mapping needs on the function's role, and a function in a VPC.
-    { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: ['${param:mskClusterArn}'] },
     {
       Effect: 'Allow',
       // EC2's Describe* actions cannot be scoped to resources (AWS allows only "*" for them).
@@ -185,15 +212,12 @@ module.exports = async () => {
       ],
     },
   ];
-  if (process.env.SLUICE_KAFKA_TRIGGER === 'self-managed') {
-    // The event source mapping reads the SCRAM credentials with the function's role.
-    statements.push({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: ['${param:kafkaScramSecretArn}'] });
-  }
-
-  // The functions' own role: the framework's default role would add its own MSK statements,
-  // with unscoped EC2 resources.
-  const logStreams = { 'Fn::Sub': `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${service}-*:*` };
-  const role = {
+  const scramSecret =
+    process.env.SLUICE_KAFKA_TRIGGER === 'self-managed'
+      ? // The event source mapping reads the SCRAM credentials with the function's role.
+        [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: ['${param:kafkaScramSecretArn}'] }]
+      : [];
+  const roleOf = (key, statements) => ({
     Type: 'AWS::IAM::Role',
     Properties: {
       AssumeRolePolicyDocument: {
@@ -202,23 +226,81 @@ module.exports = async () => {
       },
       Policies: [
         {
-          PolicyName: `${plan.pipeline}-functions`,
+          PolicyName: `${plan.pipeline}-${key}`,
           PolicyDocument: {
             Version: '2012-10-17',
             Statement: [
-              { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [logStreams] },
+              {
+                Effect: 'Allow',
+                Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+                Resource: [{ 'Fn::Sub': `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${service}-${key}:*` }],
+              },
+              ...common,
               ...statements,
             ],
           },
         },
       ],
     },
-  };
+  });
+  const roleId = (key) => `${key.charAt(0).toUpperCase()}${key.slice(1)}Role`;
+
+  // One role per function, each with only what that function does (docs/PROTOCOL.md names who does what).
+  const resources = {};
+  for (const stage of plan.stages) {
+    const key = functionKey(`processor-${stage.id}`);
+    const prefix = transactionalPrefixOf(plan, stage);
+    resources[roleId(key)] = roleOf(key, [
+      // Deltas written, and a rollback's manifest and deltas read.
+      snapshotObjects(['s3:GetObject', 's3:PutObject']),
+      snapshotListing,
+      { Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], Resource: topicArns(stageTopics(stage)) },
+      {
+        Effect: 'Allow',
+        // DescribeTopicDynamicConfiguration: the retention, timestamp and size settings of the
+        // topics it writes (lib/runtime/output-limits.ts).
+        Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:WriteData'],
+        Resource: topicArns(writtenBy(stage)),
+      },
+      { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], Resource: [kafkaArn('group', groupOf(plan, stage))] },
+      {
+        Effect: 'Allow',
+        Action: ['kafka-cluster:DescribeTransactionalId', 'kafka-cluster:AlterTransactionalId'],
+        Resource: [kafkaArn('transactional-id', `${prefix}-${stage.id}-*`)],
+      },
+      // What Lambda's MSK event source mapping needs on the function's role.
+      { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: ['${param:mskClusterArn}'] },
+      ...scramSecret,
+    ]);
+    functions[key].role = roleId(key);
+  }
+  resources[roleId('coordinator')] = roleOf('coordinator', [
+    // Checkpoint manifests written and read.
+    snapshotObjects(['s3:GetObject', 's3:PutObject']),
+    snapshotListing,
+    // The shards: every input topic's partitions.
+    describeTopics(inputTopics),
+    { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: [...Object.values(processorNames), `${service}-${commitKey}`].map(functionArn) },
+  ]);
+  functions.coordinator.role = roleId('coordinator');
+  resources[roleId(commitKey)] = roleOf(commitKey, [
+    describeTopics(inputTopics),
+    // ReadData: a fenced transaction's first record read back, to tell a committed transaction
+    // from a lost one (lib/kafka/committer.ts).
+    { Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], Resource: topicArns(outputTopics) },
+    {
+      Effect: 'Allow',
+      Action: ['kafka-cluster:DescribeTransactionalId', 'kafka-cluster:AlterTransactionalId'],
+      Resource: [...new Set(plan.stages.map((stage) => transactionalPrefixOf(plan, stage)))].map((prefix) => kafkaArn('transactional-id', `${prefix}-*`)),
+    },
+  ]);
+  functions[commitKey].role = roleId(commitKey);
+  Object.assign(resources, alarms(plan, service, Object.keys(functions), Object.keys(processorNames).map((id) => functionKey(`processor-${id}`))));
 
   return {
     pipeline: plan.pipeline,
     functions,
-    role,
+    resources,
     alias: { 'sluice-pipeline': path.resolve(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE) },
   };
 };

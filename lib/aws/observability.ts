@@ -11,7 +11,8 @@ function total(requests: RequestCounts, service: 'DynamoDB' | 'S3'): number {
 /**
  * What the deployed functions report (Powertools for AWS Lambda): structured JSON logs, and
  * metrics in CloudWatch Embedded Metric Format under the namespace `POWERTOOLS_METRICS_NAMESPACE`
- * (default Sluice), with the pipeline as service and the stage as dimension. Logs name shards,
+ * (default Sluice), with `POWERTOOLS_SERVICE_NAME` (the deployment: `sluice-<pipeline>-<stage>`)
+ * as the `service` dimension and the pipeline's stage as `stage`. Logs name shards,
  * offsets and checkpoints; never records' contents or credentials.
  */
 export class Observability {

@@ -2,7 +2,8 @@
 // a two-stage pipeline: the template passes cfn-lint with no errors, deploys one processor
 // per stage with its MSK trigger, the coordinator on a schedule and the commit function on
 // nodejs22.x/arm64 bundles, and every IAM statement is scoped: no wildcard actions, and no "*"
-// resource except for the EC2 Describe actions, which AWS does not let one scope.
+// resource except for the EC2 Describe actions, which AWS does not let one scope. Each function
+// has a role of its own, and the alarms go to one SNS topic.
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
@@ -83,10 +84,52 @@ describe('npx serverless package', () => {
     expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/orders');
     expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregates');
     expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-keyBy-repartition');
-    const writes = statements.find((statement) => [statement.Action].flat().includes('kafka-cluster:WriteData'));
-    expect([writes?.Action].flat(), 'the output topics’ limits are read').toContain('kafka-cluster:DescribeTopicDynamicConfiguration');
-    expect([writes?.Action].flat(), 'a fenced transaction’s first record is read back').toContain('kafka-cluster:ReadData');
     expect(text).toContain('transactional-id/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-tx-*');
+
+    // A role per function, with only what that function does.
+    const roles = new Map(ofType(template, 'AWS::IAM::Role'));
+    const statementsOf = (functionName: string) => {
+      const role = functions.find(([name]) => name === functionName)?.[1].Properties.Role as { 'Fn::GetAtt': [string, string] };
+      const policies = roles.get(role['Fn::GetAtt'][0])?.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[];
+      return policies.flatMap((p) => p.PolicyDocument.Statement);
+    };
+    const allowed = (functionName: string, action: string) =>
+      statementsOf(functionName).filter((statement) => [statement.Action].flat().includes(action)).flatMap((statement) => [statement.Resource].flat()).map((r) => JSON.stringify(r));
+    expect(roles.size).toBe(4);
+    expect(new Set(functions.map(([, fn]) => JSON.stringify(fn.Properties.Role))).size, 'no two functions share a role').toBe(4);
+    expect(allowed('CoordinatorLambdaFunction', 'lambda:InvokeFunction').join()).toContain('processorstage2');
+    for (const fn of ['Processorstage1LambdaFunction', 'Processorstage2LambdaFunction', 'CommitLambdaFunction']) {
+      expect(allowed(fn, 'lambda:InvokeFunction'), `${fn} invokes nothing`).toEqual([]);
+    }
+    expect(allowed('Processorstage1LambdaFunction', 'kafka-cluster:WriteData').join()).toContain('order-aggregation-keyBy-repartition');
+    expect(allowed('Processorstage1LambdaFunction', 'kafka-cluster:WriteData').join()).not.toContain('order-aggregates');
+    expect(allowed('Processorstage2LambdaFunction', 'kafka-cluster:WriteData').join()).toContain('/order-aggregates');
+    expect(allowed('Processorstage2LambdaFunction', 'kafka-cluster:DescribeTopicDynamicConfiguration').join(), 'the output topics’ limits are read').toContain('/order-aggregates');
+    expect(allowed('Processorstage2LambdaFunction', 'kafka-cluster:AlterTransactionalId').join()).toContain('order-aggregation-tx-stage-2-*');
+    expect(allowed('CommitLambdaFunction', 'kafka-cluster:WriteData'), 'the commit function writes no record').toEqual([]);
+    expect(allowed('CommitLambdaFunction', 'kafka-cluster:ReadData').join(), 'a fenced transaction’s first record is read back').toContain('/order-aggregates');
+    expect(allowed('CommitLambdaFunction', 's3:PutObject')).toEqual([]);
+
+    // Alarms, each sent to the pipeline's SNS topic.
+    const alarms = ofType(template, 'AWS::CloudWatch::Alarm');
+    expect(alarms.map(([name]) => name).sort()).toEqual([
+      'CheckpointsStalledAlarm',
+      'CommitErrorsAlarm',
+      'CoordinatorErrorsAlarm',
+      'Processorstage1ErrorsAlarm',
+      'Processorstage1OffsetLagAlarm',
+      'Processorstage2ErrorsAlarm',
+      'Processorstage2OffsetLagAlarm',
+      'TransactionsLostAlarm',
+    ]);
+    for (const [, alarm] of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
+    expect(alarms.find(([name]) => name === 'CheckpointsStalledAlarm')?.[1].Properties).toMatchObject({
+      Namespace: 'Sluice',
+      MetricName: 'CheckpointsCompleted',
+      Dimensions: [{ Name: 'service', Value: 'sluice-order-aggregation-dev' }],
+      TreatMissingData: 'breaching',
+    });
+    expect(functions[0]?.[1].Properties.Environment).toMatchObject({ Variables: { POWERTOOLS_SERVICE_NAME: 'sluice-order-aggregation-dev' } });
   }, 300_000);
 
   it('deploys a processor per stage of a two-stage pipeline, the second on its repartition topic', async () => {
