@@ -117,7 +117,7 @@ function alarms(plan, service, functionKeys, processorKeys) {
  * self-managed Kafka event source (bootstrap servers, SASL/SCRAM credentials from Secrets
  * Manager, the VPC to reach the brokers from).
  */
-function trigger(topic, consumerGroupId) {
+function trigger(topic, consumerGroupId, scram) {
   const common = {
     topic,
     batchSize: '${param:batchSize}',
@@ -139,11 +139,27 @@ function trigger(topic, consumerGroupId) {
       },
     };
   }
-  return { msk: { arn: '${param:mskClusterArn}', ...common } };
+  return { msk: { arn: '${param:mskClusterArn}', ...common, ...(scram ? { saslScram512: '${param:kafkaScramSecretArn}' } : {}) } };
 }
 
-module.exports = async () => {
+/**
+ * Whether the functions and the triggers authenticate with SASL/SCRAM: `--param kafkaAuth=SCRAM`,
+ * which a self-managed trigger needs (it authenticates so). The credentials stay in the secret.
+ * Read from the command line: this file names the service, so `param:` cannot be resolved yet.
+ */
+function scramFrom(options) {
+  const params = [options.param ?? []].flat();
+  const kafkaAuth = params.map((param) => /^kafkaAuth=(.*)$/.exec(param)?.[1]).find((value) => value !== undefined) ?? 'IAM';
+  const scram = kafkaAuth.toUpperCase() === 'SCRAM';
+  if (process.env.SLUICE_KAFKA_TRIGGER === 'self-managed' && !scram) {
+    throw new Error('A self-managed Kafka trigger authenticates with SASL/SCRAM: add --param kafkaAuth=SCRAM so that the functions do too');
+  }
+  return scram;
+}
+
+module.exports = async ({ options }) => {
   const plan = await loadPlan(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE);
+  const scram = scramFrom(options);
   const service = '${self:service}-${sls:stage}';
   const kafkaArn = (kind, name) => ({ 'Fn::Sub': `arn:\${AWS::Partition}:kafka:\${AWS::Region}:\${AWS::AccountId}:${kind}/\${param:mskClusterName}/\${param:mskClusterUuid}/${name}` });
 
@@ -156,7 +172,7 @@ module.exports = async () => {
       handler: 'functions/processor.handler',
       description: `Sluice ${plan.pipeline}: processes ${stage.id} (${stageTopics(stage).join(', ')})`,
       environment: { SLUICE_STAGE: stage.id },
-      events: stageTopics(stage).map((topic) => trigger(topic, groupOf(plan, stage))),
+      events: stageTopics(stage).map((topic) => trigger(topic, groupOf(plan, stage), scram)),
     };
   }
   const commitKey = 'commit';
@@ -212,11 +228,16 @@ module.exports = async () => {
       ],
     },
   ];
-  const scramSecret =
-    process.env.SLUICE_KAFKA_TRIGGER === 'self-managed'
-      ? // The event source mapping reads the SCRAM credentials with the function's role.
-        [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: ['${param:kafkaScramSecretArn}'] }]
-      : [];
+  // The functions read the SCRAM credentials once per container (lib/aws/kafka-secret.ts), and
+  // the event source mapping with the processor's role; Amazon MSK requires the secret to be
+  // encrypted with a customer managed key.
+  const scramSecret = scram
+    ? [
+        { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: ['${param:kafkaScramSecretArn}'] },
+        { Effect: 'Allow', Action: ['kms:Decrypt'], Resource: ['${param:kafkaScramKmsKeyArn}'] },
+      ]
+    : [];
+  if (scram) for (const fn of Object.values(functions)) fn.environment = { ...fn.environment, KAFKA_SASL_SECRET_ARN: '${param:kafkaScramSecretArn}' };
   const roleOf = (key, statements) => ({
     Type: 'AWS::IAM::Role',
     Properties: {
@@ -236,6 +257,7 @@ module.exports = async () => {
                 Resource: [{ 'Fn::Sub': `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${service}-${key}:*` }],
               },
               ...common,
+              ...scramSecret,
               ...statements,
             ],
           },
@@ -270,7 +292,6 @@ module.exports = async () => {
       },
       // What Lambda's MSK event source mapping needs on the function's role.
       { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: ['${param:mskClusterArn}'] },
-      ...scramSecret,
     ]);
     functions[key].role = roleId(key);
   }

@@ -5,7 +5,7 @@ import { coordinatorPeriodMs, repeatCoordinator } from '../runtime/coordinator-l
 import { commitHandler, coordinatorHandler, processorHandler, type TickEvent } from './handlers.js';
 import type { LambdaKafkaEvent } from './kafka-event.js';
 import { Observability } from './observability.js';
-import { configFromEnvironment, PipelineRuntime } from './runtime.js';
+import { configWithSecrets, PipelineRuntime } from './runtime.js';
 import { requiredEnvironment } from './environment.js';
 
 export { requiredEnvironment } from './environment.js';
@@ -15,11 +15,18 @@ export { requiredEnvironment } from './environment.js';
  * `sluice-pipeline`, which the build points at the pipeline file) and its runtime, built once
  * per container.
  */
-let runtime: PipelineRuntime | undefined;
+let runtime: Promise<PipelineRuntime> | undefined;
 let observability: Observability | undefined;
 
-export function lambdaRuntime(pipeline: StreamExecutionEnvironment, env: NodeJS.ProcessEnv = process.env): PipelineRuntime {
-  runtime ??= new PipelineRuntime(pipeline, configFromEnvironment(env));
+export function lambdaRuntime(pipeline: StreamExecutionEnvironment, env: NodeJS.ProcessEnv = process.env): Promise<PipelineRuntime> {
+  runtime ??= configWithSecrets(env).then(
+    (config) => new PipelineRuntime(pipeline, config),
+    (error: unknown) => {
+      // A secret not readable yet (its policy being fixed) is read again by the next invocation.
+      runtime = undefined;
+      throw error;
+    },
+  );
   return runtime;
 }
 
@@ -43,7 +50,7 @@ export function processorFunction(pipeline: StreamExecutionEnvironment, stage: s
   return (event: LambdaKafkaEvent | TickEvent) =>
     logged(pipeline, `Processing ${stage}`, async () => {
       const started = Date.now();
-      const result = await processorHandler(lambdaRuntime(pipeline), stage)(event);
+      const result = await processorHandler(await lambdaRuntime(pipeline), stage)(event);
       observed(pipeline).batches(stage, result.batches, Date.now() - started);
       return result;
     });
@@ -62,7 +69,7 @@ export function coordinatorFunction(pipeline: StreamExecutionEnvironment, env: N
   const commitFunction = requiredEnvironment('SLUICE_COMMIT_FUNCTION', 'the name of the commit function', env);
   return (_event?: unknown, context?: { getRemainingTimeInMillis(): number }) =>
     logged(pipeline, 'The coordinator', async () => {
-      const runtime = lambdaRuntime(pipeline);
+      const runtime = await lambdaRuntime(pipeline);
       const coordinator = coordinatorHandler(runtime, tickByInvoking(env), () => invokeAsync(commitFunction, {}));
       return repeatCoordinator(
         coordinator,
@@ -82,7 +89,7 @@ export function coordinatorFunction(pipeline: StreamExecutionEnvironment, env: N
 export function commitFunction(pipeline: StreamExecutionEnvironment) {
   return () =>
     logged(pipeline, 'The commit function', async () => {
-      const report = await commitHandler(lambdaRuntime(pipeline))();
+      const report = await commitHandler(await lambdaRuntime(pipeline))();
       observed(pipeline).commit(report);
       return report;
     });

@@ -1,3 +1,4 @@
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import { createDocumentClient, createS3Client, type AwsClientOptions } from './clients.js';
 import { requiredEnvironment } from './environment.js';
@@ -5,7 +6,8 @@ import { RequestCounter } from './request-metrics.js';
 import { S3SnapshotStore } from '../snapshot/s3-store.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import { connectKafka, type CommittedReader, type KafkaClients, type TopicAdmin, type TransactionCommitter } from '../kafka/clients.js';
-import { kafkaFromEnvironment, type KafkaConnectionOptions } from '../kafka/connection.js';
+import { kafkaFromEnvironment, usesScram, type KafkaConnectionOptions, type ScramCredentials } from '../kafka/connection.js';
+import { SCRAM_SECRET_VARIABLE, scramCredentials } from './kafka-secret.js';
 import type { Plan } from '../plan/plan.js';
 import { planPipeline } from '../plan/planner.js';
 import { DynamoCoordinatorStore, type CoordinatorStore } from '../state/coordinator-store.js';
@@ -34,10 +36,10 @@ export interface RuntimeConfig {
  * offline mode's emulators
  * `SLUICE_DYNAMODB_ENDPOINT` and `SLUICE_S3_ENDPOINT`.
  */
-export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
+export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env, scram?: ScramCredentials): RuntimeConfig {
   const tableName = requiredEnvironment('SLUICE_STATE_TABLE', "the name of the pipeline's DynamoDB state table", env);
   const snapshotBucket = requiredEnvironment('SLUICE_SNAPSHOT_BUCKET', "the name of the pipeline's S3 snapshot bucket", env);
-  const kafka = kafkaFromEnvironment(env);
+  const kafka = kafkaFromEnvironment(env, scram);
   if (!kafka) throw new Error('KAFKA_BROKERS is not set: the bootstrap brokers, host:port,host:port');
   const dynamodbEndpoint = env.SLUICE_DYNAMODB_ENDPOINT;
   const s3Endpoint = env.SLUICE_S3_ENDPOINT;
@@ -48,6 +50,16 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
     ...(dynamodbEndpoint ? { dynamodb: { endpoint: dynamodbEndpoint } } : {}),
     ...(s3Endpoint ? { s3: { endpoint: s3Endpoint } } : {}),
   };
+}
+
+/**
+ * {@link configFromEnvironment}, with the SASL/SCRAM credentials read from the secret
+ * `KAFKA_SASL_SECRET_ARN` when `KAFKA_AUTH=SCRAM`: so no credential is ever in the
+ * environment. Call once per container.
+ */
+export async function configWithSecrets(env: NodeJS.ProcessEnv = process.env, secrets?: SecretsManagerClient): Promise<RuntimeConfig> {
+  const secretId = env[SCRAM_SECRET_VARIABLE];
+  return configFromEnvironment(env, usesScram(env) && secretId ? await scramCredentials(secretId, secrets) : undefined);
 }
 
 /**

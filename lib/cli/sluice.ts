@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { describePlan, formatPlan } from '../plan/explain.js';
 import { planPipeline, PipelineValidationError } from '../plan/planner.js';
-import { configFromEnvironment, PipelineRuntime } from '../aws/runtime.js';
+import { configWithSecrets, PipelineRuntime } from '../aws/runtime.js';
 import { formatStatus, pipelineStatus } from '../runtime/status.js';
 import { OfflineSession } from '../offline/offline.js';
 import { savepointNameProblem } from '../snapshot/checkpoint-state.js';
@@ -24,7 +24,7 @@ interface Command {
 
 /** The deployed (or offline) pipeline's runtime, from the same environment variables its functions read. */
 async function withRuntime<T>(file: string, use: (runtime: PipelineRuntime) => Promise<T>): Promise<T> {
-  const runtime = new PipelineRuntime(await loadPipeline(file), configFromEnvironment());
+  const runtime = new PipelineRuntime(await loadPipeline(file), await configWithSecrets());
   try {
     return await use(runtime);
   } finally {
@@ -168,10 +168,11 @@ Options:
 
 Runs \`serverless deploy\` (the osls package) on serverless.yml for the pipeline: a processor
 function per stage on its MSK trigger, the coordinator on a schedule, the commit function, the
-state table, the snapshot bucket and a least-privilege role. Parameters (see serverless.yml):
-mskClusterArn, mskClusterName, mskClusterUuid, kafkaBootstrapServers, kafkaAuth (IAM, SCRAM,
-TLS), subnetIdA, subnetIdB, securityGroupId, batchSize, batchingWindowSeconds,
-snapshotRetentionDays. AWS credentials come from the usual places (AWS_PROFILE, ...).
+state table, the snapshot bucket, a least-privilege role per function and the alarms.
+Parameters (see serverless.yml): mskClusterArn, mskClusterName, mskClusterUuid,
+kafkaBootstrapServers, kafkaAuth (IAM, SCRAM, TLS), kafkaScramSecretArn and kafkaScramKmsKeyArn
+(with SCRAM), subnetIdA, subnetIdB, securityGroupId, batchSize, batchingWindowSeconds,
+snapshotRetentionDays, alarmOffsetLag. AWS credentials come from the usual places (AWS_PROFILE, ...).
 
 Options:
   --stage          the deployment stage (default dev)

@@ -54,13 +54,26 @@ export function brokersFromEnvironment(env: NodeJS.ProcessEnv = process.env): st
 
 const AUTH_MODES = ['NONE', 'TLS', 'IAM', 'SCRAM'] as const;
 
+/** SASL/SCRAM credentials, as the secret of an MSK cluster (or of a self-managed one) holds them. */
+export interface ScramCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** Whether the environment asks for SASL/SCRAM (`KAFKA_AUTH=SCRAM`). */
+export function usesScram(env: NodeJS.ProcessEnv = process.env): boolean {
+  return (env.KAFKA_AUTH ?? '').toUpperCase() === 'SCRAM';
+}
+
 /**
  * How the functions reach their cluster, from the environment: `KAFKA_BROKERS`, and
  * `KAFKA_AUTH` — `IAM` (MSK IAM: TLS and SASL/OAUTHBEARER tokens signed with the function's
- * role, `AWS_REGION`), `SCRAM` (TLS and SASL/SCRAM-SHA-512 with `KAFKA_SASL_USERNAME` and
- * `KAFKA_SASL_PASSWORD`), `TLS`, or `NONE` (the default: plaintext, for local brokers).
+ * role, `AWS_REGION`), `SCRAM` (TLS and SASL/SCRAM-SHA-512 with `scram`, which the deployed
+ * functions read from the Secrets Manager secret `KAFKA_SASL_SECRET_ARN`; outside AWS,
+ * `KAFKA_SASL_USERNAME` and `KAFKA_SASL_PASSWORD` may give them instead), `TLS`, or `NONE`
+ * (the default: plaintext, for local brokers).
  */
-export function kafkaFromEnvironment(env: NodeJS.ProcessEnv = process.env): KafkaConnectionOptions | undefined {
+export function kafkaFromEnvironment(env: NodeJS.ProcessEnv = process.env, scram?: ScramCredentials): KafkaConnectionOptions | undefined {
   const brokers = brokersFromEnvironment(env);
   if (!brokers) return undefined;
   const mode = (env.KAFKA_AUTH ?? 'NONE').toUpperCase();
@@ -75,9 +88,14 @@ export function kafkaFromEnvironment(env: NodeJS.ProcessEnv = process.env): Kafk
     authentication = { kind: 'msk-iam', region };
   }
   if (mode === 'SCRAM') {
-    const username = env.KAFKA_SASL_USERNAME;
-    const password = env.KAFKA_SASL_PASSWORD;
-    if (!username || !password) throw new Error('KAFKA_AUTH=SCRAM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
+    const username = scram?.username ?? env.KAFKA_SASL_USERNAME;
+    const password = scram?.password ?? env.KAFKA_SASL_PASSWORD;
+    if (!username || !password) {
+      throw new Error(
+        'KAFKA_AUTH=SCRAM needs KAFKA_SASL_SECRET_ARN: a Secrets Manager secret holding {"username": ..., "password": ...}, ' +
+          'as Amazon MSK keeps SCRAM credentials (outside AWS, KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD do too)',
+      );
+    }
     authentication = { kind: 'scram-sha-512', username, password };
   }
   return { brokers, ...(authentication ? { authentication } : {}) };

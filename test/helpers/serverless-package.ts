@@ -18,7 +18,12 @@ export function usePackaging() {
   afterAll(() => {
     for (const folder of folders) rmSync(folder, { recursive: true, force: true });
   });
-  return async (pipelineFile: string, trigger = 'msk', extraEnv: Record<string, string> = {}): Promise<{ folder: string; template: Template }> => {
+  return async (
+    pipelineFile: string,
+    trigger = 'msk',
+    extraEnv: Record<string, string> = {},
+    params: Record<string, string> = {},
+  ): Promise<{ folder: string; template: Template }> => {
     const folder = mkdtempSync(join(tmpdir(), 'sluice-package-'));
     folders.push(folder);
     const env = {
@@ -30,7 +35,8 @@ export function usePackaging() {
       AWS_SECRET_ACCESS_KEY: '',
       AWS_PROFILE: 'none',
     };
-    await run('npx', ['serverless', 'package', '--package', folder], { env, timeout: 240_000 });
+    const paramArgs = Object.entries(params).flatMap(([name, value]) => ['--param', `${name}=${value}`]);
+    await run('npx', ['serverless', 'package', '--package', folder, ...paramArgs], { env, timeout: 240_000 });
     const template = JSON.parse(readFileSync(join(folder, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
     return { folder, template };
   };

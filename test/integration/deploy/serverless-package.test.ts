@@ -140,7 +140,7 @@ describe('npx serverless package', () => {
   }, 300_000);
 
   it('triggers from a self-managed Kafka cluster instead, reading SCRAM credentials from Secrets Manager', async () => {
-    const { template } = await packageFor('examples/order-aggregation.ts', 'self-managed');
+    const { template } = await packageFor('examples/order-aggregation.ts', 'self-managed', {}, { kafkaAuth: 'SCRAM' });
     const [mapping] = ofType(template, 'AWS::Lambda::EventSourceMapping');
     expect(mapping?.[1].Properties).toMatchObject({
       Topics: ['orders'],
@@ -149,5 +149,34 @@ describe('npx serverless package', () => {
     });
     expect(JSON.stringify(mapping?.[1].Properties.SourceAccessConfigurations)).toContain('SASL_SCRAM_512_AUTH');
     expect(JSON.stringify(ofType(template, 'AWS::IAM::Role'))).toContain('secretsmanager:GetSecretValue');
+  }, 300_000);
+
+  it('authenticates triggers and functions to MSK with SASL/SCRAM from the secret, and no credential in any environment', async () => {
+    const secret = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:AmazonMSK_orders-XyZ123';
+    const { template } = await packageFor('examples/order-aggregation.ts', 'msk', {}, { kafkaAuth: 'SCRAM', kafkaScramSecretArn: secret });
+    for (const [, mapping] of ofType(template, 'AWS::Lambda::EventSourceMapping')) {
+      expect(mapping.Properties.SourceAccessConfigurations).toEqual([{ Type: 'SASL_SCRAM_512_AUTH', URI: secret }]);
+    }
+    const functions = ofType(template, 'AWS::Lambda::Function');
+    for (const [name, fn] of functions) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables, name).toMatchObject({ KAFKA_AUTH: 'SCRAM', KAFKA_SASL_SECRET_ARN: secret });
+      expect(Object.keys(variables).filter((key) => /PASSWORD|USERNAME|SECRET(?!_ARN)/.test(key)), name).toEqual([]);
+    }
+    // Each function's role reads that secret, and no other.
+    const roles = ofType(template, 'AWS::IAM::Role');
+    expect(roles).toHaveLength(functions.length);
+    for (const [name, role] of roles) {
+      const statements = (role.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
+      const reads = statements.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
+      expect(reads, name).toEqual([{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secret] }]);
+    }
+  }, 300_000);
+
+  it('refuses a self-managed trigger whose functions would not use SCRAM', async () => {
+    const failure = (await packageFor('examples/order-aggregation.ts', 'self-managed').catch((error: unknown) => error)) as { stdout?: string; stderr?: string };
+    expect(`${failure.stdout ?? ''}${failure.stderr ?? ''}`).toContain(
+      'A self-managed Kafka trigger authenticates with SASL/SCRAM: add --param kafkaAuth=SCRAM so that the functions do too',
+    );
   }, 300_000);
 });
