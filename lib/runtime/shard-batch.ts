@@ -1,7 +1,7 @@
 import type { KafkaRecord } from '../kafka/records.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
-import type { ShardClaim, ShardRef, ShardStore, StateChange } from '../state/shard-store.js';
+import { KeyStateTooLargeError, MAX_KEY_STATE_BYTES, oversizedKeyState, type ShardClaim, type ShardRef, type ShardStore, type StateChange } from '../state/shard-store.js';
 import { BatchStateBackend } from './batch-state.js';
 import { emptyStageOutputs, StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
 
@@ -158,17 +158,35 @@ const NON_STRING_JSON = /^\s*[[{\-0-9tfn]/;
 function candidateKeys(records: readonly KafkaRecord[], maxParallelism: number): KeyRef[] {
   const texts = new Set<string>();
   for (const record of records) if (record.key !== null) texts.add(record.key.toString('utf8'));
-  const keys: KeyRef[] = [];
-  for (const text of texts) {
-    keys.push(keyRef(text, maxParallelism));
-    if (!NON_STRING_JSON.test(text)) continue;
-    try {
-      keys.push(keyRef(JSON.parse(text) as unknown, maxParallelism));
-    } catch {
-      // Not JSON after all: the key is the text itself.
-    }
+  return [...texts].flatMap((text) => keysOfText(text, maxParallelism));
+}
+
+function keysOfText(text: string, maxParallelism: number): KeyRef[] {
+  const keys = [keyRef(text, maxParallelism)];
+  if (!NON_STRING_JSON.test(text)) return keys;
+  try {
+    keys.push(keyRef(JSON.parse(text) as unknown, maxParallelism));
+  } catch {
+    // Not JSON after all: the key is the text itself.
   }
   return keys;
+}
+
+/** Whether `record`'s Kafka key may stand for `key` (see {@link candidateKeys}). */
+function standsFor(record: KafkaRecord, key: KeyRef, maxParallelism: number): boolean {
+  return record.key !== null && keysOfText(record.key.toString('utf8'), maxParallelism).some((k) => k.serialized === key.serialized);
+}
+
+/** The state of one key outgrew its item: a failure of the batch's records with that key, under the bad-record policy. */
+class KeyStateLimitError extends Error {
+  override readonly name = 'KeyStateLimitError';
+
+  constructor(bytes: number) {
+    super(
+      `the state of its key would take ${bytes} bytes, more than the ${MAX_KEY_STATE_BYTES} a key may hold (its DynamoDB item ` +
+        `keeps it twice, within 400 KB): keep less per key (reduce or aggregate instead of keeping every element, a StateTtlConfig, shorter windows)`,
+    );
+  }
 }
 
 function hasKeyedState(stage: Stage): boolean {
@@ -226,45 +244,80 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     records = [...gap, ...records];
   }
 
-  const state = new BatchStateBackend();
-  const load = async (keys: readonly KeyRef[]) => {
-    const missing = [...new Map(keys.filter((k) => !state.isLoaded(k)).map((k) => [k.serialized, k])).values()];
-    if (missing.length === 0) return 0;
-    const loaded = await store.read(claim, missing);
-    for (const key of missing) state.load(key, loaded.get(key.serialized));
-    return missing.length;
-  };
-  let keysRead = 0;
-  if (hasKeyedState(stage)) {
-    const snapshotTimers = (progress.executor?.timers ?? []).filter(
-      (t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER),
-    );
-    keysRead += await load([...candidateKeys(records, plan.maxParallelism), ...snapshotTimers.map((t) => t.key)]);
-  }
+  /**
+   * Runs the stage over `accepted`, with `rejected` handed to the bad-record policy first: the
+   * records of a key whose state outgrew its item, found by an earlier run of the same batch.
+   */
+  const run = async (accepted: readonly KafkaRecord[], rejected: readonly { record: KafkaRecord; error: Error }[]) => {
+    const state = new BatchStateBackend();
+    const load = async (keys: readonly KeyRef[]) => {
+      const missing = [...new Map(keys.filter((k) => !state.isLoaded(k)).map((k) => [k.serialized, k])).values()];
+      if (missing.length === 0) return 0;
+      const loaded = await store.read(claim, missing);
+      for (const key of missing) state.load(key, loaded.get(key.serialized));
+      return missing.length;
+    };
+    let keysRead = 0;
+    if (hasKeyedState(stage)) {
+      const snapshotTimers = (progress.executor?.timers ?? []).filter(
+        (t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER),
+      );
+      keysRead += await load([...candidateKeys(accepted, plan.maxParallelism), ...snapshotTimers.map((t) => t.key)]);
+    }
 
-  const executor = new StageExecutor({
-    plan,
-    stage,
-    state,
-    clock,
-    ...(progress.executor ? { snapshot: progress.executor } : {}),
-    ...(options.maxRecordBytes ? { maxRecordBytes: options.maxRecordBytes } : {}),
-  });
-  // A partition that never sends a record turns idle after the idleness timeout, counted from its first invocation.
-  if (stage.input.kind === 'source') executor.assignPartitions([shard.shard]);
-  executor.processRecords(records, { holdWatermark: true });
+    const executor = new StageExecutor({
+      plan,
+      stage,
+      state,
+      clock,
+      ...(progress.executor ? { snapshot: progress.executor } : {}),
+      ...(options.maxRecordBytes ? { maxRecordBytes: options.maxRecordBytes } : {}),
+    });
+    // A partition that never sends a record turns idle after the idleness timeout, counted from its first invocation.
+    if (stage.input.kind === 'source') executor.assignPartitions([shard.shard]);
+    for (const { record, error } of rejected) executor.rejectRecord(record, error);
+    executor.processRecords(accepted, { holdWatermark: true });
+    const input =
+      stage.input.kind === 'repartition'
+        ? await inputWatermarkOf(options, progress.heldInputWatermark, next, executor.currentWatermark())
+        : undefined;
+    const watermark = input ? Math.max(executor.currentWatermark(), input.applied) : executor.pendingWatermark();
+    keysRead += await load(executor.dueTimerKeys(watermark));
+    executor.processWatermark(watermark);
+    executor.advanceProcessingTime();
+    return { state, executor, input, keysRead };
+  };
+
   // Past the last delivered offset, whatever a reread returned: aborted records and
   // transaction markers occupy offsets too.
   const after = Math.max(delivered?.offset ?? -1, records.at(-1)?.offset ?? -1) + 1;
   const next = after > 0 ? after : expected;
-  const input =
-    stage.input.kind === 'repartition'
-      ? await inputWatermarkOf(options, progress.heldInputWatermark, next, executor.currentWatermark())
-      : undefined;
-  const watermark = input ? Math.max(executor.currentWatermark(), input.applied) : executor.pendingWatermark();
-  keysRead += await load(executor.dueTimerKeys(watermark));
-  executor.processWatermark(watermark);
-  executor.advanceProcessingTime();
+  const rejected = new Map<KafkaRecord, Error>();
+  const without = (dropped: ReadonlySet<KafkaRecord>) => records.filter((record) => !dropped.has(record));
+  let ran = await run(records, []);
+  for (let oversized = oversizedKeyState(ran.state.changes()); oversized; oversized = oversizedKeyState(ran.state.changes())) {
+    const { key, bytes } = oversized;
+    const own = records.filter((record) => !rejected.has(record) && standsFor(record, key, plan.maxParallelism));
+    // Grown by timers alone, it is no record's fault: the shard stops, naming the key.
+    if (own.length === 0) throw new KeyStateTooLargeError(shard, key, bytes);
+    // The longest first part of the key's records that its state holds, by bisection: the
+    // record that would outgrow it and the key's later records in the batch are rejected.
+    let fits = 0;
+    let outgrows = own.length;
+    while (outgrows - fits > 1) {
+      const middle = Math.floor((fits + outgrows) / 2);
+      const trial = await run(without(new Set([...rejected.keys(), ...own.slice(middle)])), []);
+      if (oversizedKeyState(trial.state.changes().filter((change) => change.key.serialized === key.serialized))) outgrows = middle;
+      else fits = middle;
+    }
+    const error = new KeyStateLimitError(bytes);
+    for (const record of own.slice(fits)) rejected.set(record, error);
+    ran = await run(
+      without(new Set(rejected.keys())),
+      [...rejected].map(([record, reason]) => ({ record, error: reason })),
+    );
+  }
+  const { state, executor, input, keysRead } = ran;
 
   const changes = state.changes();
   await store.write(claim, changes);

@@ -424,6 +424,13 @@ export class StageExecutor {
     return { value, timestamp };
   }
 
+  /** Hands a record that failed outside the stage's operators (its key's state too large) to the bad-record policy. */
+  rejectRecord(record: KafkaRecord, error: Error): void {
+    this.currentOperator = this.inputNode().node.name;
+    this.count('recordsIn');
+    this.handleBadRecord(record, error);
+  }
+
   private handleBadRecord(record: KafkaRecord, error: unknown): void {
     const operatorName = error instanceof UserFunctionError ? error.operatorName : this.currentOperator;
     const includeContents = this.options.plan.recordContentsInErrors === true;

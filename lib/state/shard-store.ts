@@ -55,6 +55,15 @@ export interface StateChange {
  */
 export const MAX_KEY_STATE_BYTES = 190 * 1024;
 
+/** The first change whose state is more than a key may hold, with its size. */
+export function oversizedKeyState(changes: readonly StateChange[]): { key: KeyRef; bytes: number } | undefined {
+  for (const { key, state } of changes) {
+    const bytes = state === null ? 0 : Buffer.byteLength(JSON.stringify(state));
+    if (bytes > MAX_KEY_STATE_BYTES) return { key, bytes };
+  }
+  return undefined;
+}
+
 /** A key's state outgrew what its item can hold: the batch fails before it writes anything, naming the key. */
 export class KeyStateTooLargeError extends Error {
   override readonly name = 'KeyStateTooLargeError';
@@ -234,10 +243,8 @@ export abstract class ItemShardStore implements ShardStore {
   }
 
   async write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void> {
-    for (const { key, state } of changes) {
-      const bytes = state === null ? 0 : Buffer.byteLength(JSON.stringify(state));
-      if (bytes > MAX_KEY_STATE_BYTES) throw new KeyStateTooLargeError(claim.shard, key, bytes);
-    }
+    const oversized = oversizedKeyState(changes);
+    if (oversized) throw new KeyStateTooLargeError(claim.shard, oversized.key, oversized.bytes);
     const seen = this.seenBy(claim);
     let next = 0;
     const worker = async () => {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WINDOW_SIZE, type OrderAggregate } from '../../../examples/order-aggregation.js';
 import inPlace from '../../../examples/order-aggregation-in-place.js';
 import {
+  BadRecordPolicy,
   DeliveryGuarantee,
   JsonDeserializationSchema,
   KafkaRecordSerializationSchema,
@@ -258,5 +259,78 @@ describe('the processor’s state path', () => {
       { customer: 8, amount: 1 },
       { customer: 7, amount: 8 },
     ]);
+  });
+
+  describe('a key whose state would outgrow its item', () => {
+    interface Note {
+      customer: number;
+      text: string;
+    }
+    function notesPlan(policy: BadRecordPolicy) {
+      const env = StreamExecutionEnvironment.create({ name: 'notes' }).setBadRecordPolicy(policy);
+      env
+        .fromSource(
+          KafkaSource.builder<Note>()
+            .setBootstrapServers(['127.0.0.1:9092'])
+            .setTopics('notes')
+            .setGroupId('notes')
+            .setValueOnlyDeserializer(new JsonDeserializationSchema<Note>())
+            .setPartitionedByRecordKey()
+            .build(),
+          WatermarkStrategy.noWatermarks(),
+          'notes',
+        )
+        .keyBy((note) => note.customer)
+        .reduce((kept, note) => ({ customer: note.customer, text: kept.text + note.text }))
+        .sinkTo(
+          KafkaSink.builder<Note>()
+            .setBootstrapServers(['127.0.0.1:9092'])
+            .setRecordSerializer(
+              KafkaRecordSerializationSchema.builder<Note>()
+                .setTopic('all-notes')
+                .setValueSerializationSchema({ serialize: (note) => `${note.customer}:${note.text.length}` })
+                .build(),
+            )
+            .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+            .build(),
+        );
+      const notes = planPipeline(env);
+      const [notesStage] = notes.stages;
+      if (!notesStage) throw new Error('no stage');
+      return { notes, notesStage };
+    }
+    const note = (offset: number, customer: number, length: number): KafkaRecord => ({
+      topic: 'notes',
+      partition: 0,
+      offset,
+      timestamp: 0,
+      timestampType: 'CREATE_TIME',
+      key: Buffer.from(JSON.stringify(customer)),
+      value: Buffer.from(JSON.stringify({ customer, text: 'x'.repeat(length) })),
+      headers: [],
+    });
+    // Customer 7's second note would take its state past 190 KiB; the small note after it comes later in the same key's order.
+    const batch = [note(0, 7, 100_000), note(1, 8, 10), note(2, 7, 100_000), note(3, 7, 1)];
+
+    it('dead-letters the records that would outgrow it, and the key goes on', async () => {
+      const { notes, notesStage } = notesPlan(BadRecordPolicy.deadLetter('notes-dlq'));
+      const store = new MemoryShardStore();
+      const shard = { stage: notesStage.id, shard: 0 };
+      const first = await prepareShardBatch({ plan: notes, stage: notesStage, store, shard, records: batch, clock: () => 0 });
+      await store.commit(first.claim, first.progress);
+      expect((first.outputs.sinks.values().next().value ?? []).map((r) => r.value?.toString())).toEqual(['7:100000', '8:10']);
+      expect(first.outputs.deadLetters.map((r) => r.headers?.find((h) => h.key === 'sluice.source.offset')?.value)).toEqual(['2', '3']);
+      expect(first.outputs.deadLetters[0]?.headers?.find((h) => h.key === 'sluice.error')?.value).toMatch(
+        /^the state of its key would take \d+ bytes, more than the 194560 a key may hold/,
+      );
+      const next = await prepareShardBatch({ plan: notes, stage: notesStage, store, shard, records: [note(4, 7, 5)], clock: () => 0 });
+      expect((next.outputs.sinks.values().next().value ?? []).map((r) => r.value?.toString())).toEqual(['7:100005']);
+    });
+
+    it('fails the batch under fail(), naming the record that would outgrow it', async () => {
+      const { notes, notesStage } = notesPlan(BadRecordPolicy.fail());
+      const failure = prepareShardBatch({ plan: notes, stage: notesStage, store: new MemoryShardStore(), shard: { stage: notesStage.id, shard: 0 }, records: batch, clock: () => 0 });
+      await expect(failure).rejects.toThrow(/^Record notes\/0@2: notes failed: the state of its key would take \d+ bytes, more than the 194560 a key may hold/);
+    });
   });
 });
