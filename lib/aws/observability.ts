@@ -37,6 +37,9 @@ export class Observability {
     this.metrics.addMetric('S3Requests', MetricUnit.Count, sum((r) => total(r.requests, 'S3')));
     this.metrics.addMetric('TransactionsPrecommitted', MetricUnit.Count, sum((r) => (r.transaction ? 1 : 0)));
     this.metrics.addMetric('ShardsRolledBack', MetricUnit.Count, sum((r) => (r.rollback ? 1 : 0)));
+    this.metrics.addMetric('LateRecordsDropped', MetricUnit.Count, sum((r) => r.dropped.late));
+    this.metrics.addMetric('BadRecordsSkipped', MetricUnit.Count, sum((r) => r.dropped.skipped));
+    this.metrics.addMetric('BadRecordsDeadLettered', MetricUnit.Count, sum((r) => r.dropped.deadLettered));
     this.metrics.publishStoredMetrics();
     for (const { rollback } of reports) {
       if (!rollback) continue;
@@ -52,7 +55,7 @@ export class Observability {
     this.logger.info('Processed batch', {
       stage,
       durationMs,
-      shards: reports.map(({ shard, recordsIn, recordsOut, skipped, filled, keysRead, keysWritten, acknowledged, requests }) => ({
+      shards: reports.map(({ shard, recordsIn, recordsOut, skipped, filled, keysRead, keysWritten, acknowledged, dropped, requests }) => ({
         shard: `${shard.stage}/${shard.shard}`,
         recordsIn,
         recordsOut,
@@ -61,6 +64,7 @@ export class Observability {
         keysRead,
         keysWritten,
         acknowledged,
+        dropped,
         requests,
       })),
     });

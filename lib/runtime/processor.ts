@@ -11,7 +11,7 @@ import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../st
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { beginRollback, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
 import { OutputLimits } from './output-limits.js';
-import { prepareShardBatch, type InputLog, type ShardProgress } from './shard-batch.js';
+import { NONE_DROPPED, prepareShardBatch, type DroppedRecords, type InputLog, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import type { ExecutorSnapshot, StageOutputs } from './stage-executor.js';
 import { writeStateDelta } from '../snapshot/checkpoint-state.js';
@@ -105,6 +105,8 @@ export interface BatchReport {
   readonly keysWritten: number;
   readonly transaction: TransactionHandle | undefined;
   readonly acknowledged: number;
+  /** Records late for their window, or bad and skipped or dead-lettered, in this batch. */
+  readonly dropped: DroppedRecords;
   /** AWS requests the batch made (with a request counter): by key and batch, never by record. */
   readonly requests: RequestCounts;
   /** The invocation rolled its shard back instead of processing, as the coordinator record asked. */
@@ -295,6 +297,7 @@ export class Processor {
       filled: prepared.filled,
       keysRead: prepared.keysRead,
       keysWritten: prepared.keysWritten,
+      dropped: prepared.dropped,
       transaction,
       acknowledged,
       requests: this.options.requests?.since(requestsBefore) ?? {},
@@ -325,6 +328,7 @@ export class Processor {
       filled: 0,
       keysRead: 0,
       keysWritten: rollback?.keysRestored ?? 0,
+      dropped: NONE_DROPPED,
       transaction: undefined,
       acknowledged: checkpoints.triggered,
       requests: this.options.requests?.since(requestsBefore) ?? {},

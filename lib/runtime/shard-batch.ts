@@ -21,6 +21,25 @@ export interface ShardProgress {
    * up to `until`, the end offset when the watermark was offered (see {@link inputWatermarkOf}).
    */
   readonly heldInputWatermark?: { readonly watermark: number; readonly until: number };
+  /** Records the shard has dropped since it started, counted at each batch's commit. */
+  readonly dropped?: DroppedRecords;
+}
+
+/** Records a shard did not pass on: late for their window, or bad and skipped or dead-lettered. */
+export interface DroppedRecords {
+  readonly late: number;
+  readonly skipped: number;
+  readonly deadLettered: number;
+}
+
+export const NONE_DROPPED: DroppedRecords = { late: 0, skipped: 0, deadLettered: 0 };
+
+function droppedBy(metrics: Readonly<Record<string, number>>): DroppedRecords {
+  return { late: metrics.lateRecordsDropped ?? 0, skipped: metrics.badRecordsSkipped ?? 0, deadLettered: metrics.badRecordsDeadLettered ?? 0 };
+}
+
+function sum(a: DroppedRecords, b: DroppedRecords): DroppedRecords {
+  return { late: a.late + b.late, skipped: a.skipped + b.skipped, deadLettered: a.deadLettered + b.deadLettered };
 }
 
 export const INITIAL_PROGRESS: ShardProgress = { offset: null, executor: null };
@@ -114,6 +133,8 @@ export interface PreparedBatch {
   readonly keysWritten: number;
   /** Every source partition of the shard is idle ({@link StageExecutor.isIdle}). */
   readonly idle: boolean;
+  /** What this batch dropped. */
+  readonly dropped: DroppedRecords;
 }
 
 /**
@@ -216,6 +237,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
       keysRead: 0,
       keysWritten: 0,
       idle: false,
+      dropped: NONE_DROPPED,
     };
   }
 
@@ -321,6 +343,8 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
 
   const changes = state.changes();
   await store.write(claim, changes);
+  const dropped = droppedBy(executor.getMetrics());
+  const droppedSoFar = sum(progress.dropped ?? NONE_DROPPED, dropped);
   return {
     claim,
     outputs: executor.drainOutputs(),
@@ -329,6 +353,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
       executor: executor.snapshot(),
       ...(catchUp ? { catchUp } : {}),
       ...(input?.held ? { heldInputWatermark: input.held } : {}),
+      ...(Object.values(droppedSoFar).some((n) => n > 0) ? { dropped: droppedSoFar } : {}),
     },
     from: expected,
     changes,
@@ -337,5 +362,6 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     keysRead,
     keysWritten: changes.length,
     idle: executor.isIdle() && !(next !== null && options.backlog && (await options.backlog(next))),
+    dropped,
   };
 }

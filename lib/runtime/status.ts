@@ -3,6 +3,7 @@ import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { CoordinatorRecord } from '../state/coordinator-store.js';
 import { shardRefOf } from './coordinator.js';
 import { runtimeProgressOf } from './processor.js';
+import { NONE_DROPPED, type DroppedRecords } from './shard-batch.js';
 import type { CommittedReader, TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
@@ -30,6 +31,8 @@ export interface ShardStatus {
    */
   readonly lag: number;
   readonly acknowledged: number;
+  /** Records dropped since the shard started: late for their window, bad and skipped, bad and dead-lettered. */
+  readonly dropped: DroppedRecords;
   readonly epoch: number;
   readonly transactions: readonly { readonly transactionalId: string; readonly checkpoint: number; readonly state: TransactionState }[];
 }
@@ -89,6 +92,7 @@ export async function pipelineStatus(runtime: StatusSources): Promise<PipelineSt
       logEnd,
       lag: await committedLag(runtime.reader, target, progress.offset ?? 0, logEnd),
       acknowledged: progress.acknowledged,
+      dropped: progress.dropped ?? NONE_DROPPED,
       epoch: shardRecord?.epoch ?? 0,
       transactions,
     });
@@ -103,14 +107,15 @@ export function formatStatus(status: PipelineStatus): string {
     `Pipeline ${status.pipeline}`,
     `Checkpoints: triggered ${triggered}, completed ${completed}${completedAt ? ` (${new Date(completedAt).toISOString()})` : ''}, committed ${committed}`,
     '',
-    `${'shard'.padEnd(48)} ${'offset'.padStart(10)} ${'lag'.padStart(8)} ${'ack'.padStart(5)} transactions`,
+    `${'shard'.padEnd(48)} ${'offset'.padStart(10)} ${'lag'.padStart(8)} ${'ack'.padStart(5)} ${'late'.padStart(7)} ${'bad'.padStart(7)} transactions`,
   ];
   for (const shard of status.shards) {
     const byState = (state: TransactionState) => shard.transactions.filter((t) => t.state === state).length;
     const transactions = `${byState('open')} open, ${byState('committed')} committed, ${byState('lost')} lost`;
     lines.push(
       `${`${shard.stageId} ${shard.topic}/${shard.partition}`.padEnd(48)} ${String(shard.offset ?? '-').padStart(10)} ` +
-        `${String(shard.lag).padStart(8)} ${String(shard.acknowledged).padStart(5)} ${transactions}`,
+        `${String(shard.lag).padStart(8)} ${String(shard.acknowledged).padStart(5)} ${String(shard.dropped.late).padStart(7)} ` +
+        `${String(shard.dropped.skipped + shard.dropped.deadLettered).padStart(7)} ${transactions}`,
     );
   }
   return `${lines.join('\n')}\n`;

@@ -31,7 +31,10 @@ describe('sluice status, savepoint and restore', () => {
       { topic: `${name}-out`, partitions: 1 },
     ]);
     const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
-    const orders = generateOrders({ count: 400, seed: 4, categories: 4, lateFraction: 0 });
+    // Past the first 2,000, a few orders come too late for their window: status counts them.
+    const orders = generateOrders({ count: 2_400, seed: 4, categories: 4, lateFraction: 0.05 });
+    const late = orders.filter((o) => o.late).length;
+    expect(late).toBeGreaterThan(5);
     await writer.write(orders.map(({ late: _late, ...o }) => ({ topic: input, key: o.category, value: JSON.stringify(o) })));
     await writer.flush();
     await writer.close();
@@ -68,9 +71,10 @@ describe('sluice status, savepoint and restore', () => {
     const status = await sluice('status', PIPELINE_FILE);
     expect(status.stderr).toBe('');
     expect(status.stdout).toContain(`committed ${checkpoint}`);
-    expect(status.stdout).toMatch(new RegExp(`stage-1 ${input}/0 +\\d+ +0 +${checkpoint} 0 open, \\d+ committed, 0 lost`));
-    const json = JSON.parse((await sluice('status', PIPELINE_FILE, '--json')).stdout) as { shards: { lag: number }[] };
+    expect(status.stdout).toMatch(new RegExp(`stage-1 ${input}/0 +\\d+ +0 +${checkpoint} +\\d+ +0 0 open, \\d+ committed, 0 lost`));
+    const json = JSON.parse((await sluice('status', PIPELINE_FILE, '--json')).stdout) as { shards: { lag: number; dropped: { late: number; skipped: number } }[] };
     expect(json.shards.map((s) => s.lag)).toEqual([0, 0]);
+    expect(json.shards.reduce((sum, s) => sum + s.dropped.late, 0), 'every late order counted once').toBe(late);
 
     expect(await sluice('savepoint', PIPELINE_FILE, '--name', 'before-upgrade')).toEqual({
       code: 0,

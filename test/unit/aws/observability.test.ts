@@ -28,6 +28,7 @@ const report: BatchReport = {
   keysWritten: 8,
   transaction: { transactionalId: 'order-agg-tx-stage-1-orders-3-5', producerId: '7', producerEpoch: 0 },
   acknowledged: 4,
+  dropped: { late: 2, skipped: 0, deadLettered: 1 },
   requests: { 'DynamoDB.GetItem': 3, 'DynamoDB.PutItem': 10, 'DynamoDB.BatchGetItem': 1, 'S3.PutObject': 1 },
 };
 
@@ -44,6 +45,7 @@ describe('Observability (Powertools for AWS Lambda)', () => {
       expect.arrayContaining(['RecordsIn', 'RecordsOut', 'BatchLatency', 'DynamoDBRequests', 'S3Requests', 'TransactionsPrecommitted']),
     );
     expect(emf).toMatchObject({ service: 'sluice-order-aggregation', stage: 'stage-1', RecordsIn: 1_000, RecordsOut: 12, BatchLatency: 180, DynamoDBRequests: 14, S3Requests: 1 });
+    expect(emf).toMatchObject({ LateRecordsDropped: 2, BadRecordsSkipped: 0, BadRecordsDeadLettered: 1 });
     expect(log).toMatchObject({ level: 'INFO', message: 'Processed batch', service: 'sluice-order-aggregation' });
     expect(JSON.stringify(log)).toContain('stage-1/orders/3');
   });
