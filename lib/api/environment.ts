@@ -78,6 +78,7 @@ export class StreamExecutionEnvironment {
   private maxParallelism = 128;
   private badRecordPolicy: BadRecordPolicy = BadRecordPolicy.fail();
   private recordContentsInErrors = false;
+  private maxEventTimeAheadMs: number | undefined;
 
   private constructor({ name }: EnvironmentOptions) {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) {
@@ -148,6 +149,20 @@ export class StreamExecutionEnvironment {
 
   getRecordContentsInErrors(): boolean {
     return this.recordContentsInErrors;
+  }
+
+  /**
+   * Makes a record whose event time is more than `ms` ahead of processing time a bad record,
+   * handled by the bad-record policy. A clock far off at a producer would otherwise move the
+   * watermark ahead, and every on-time record after it would be late. Off by default, as in Flink.
+   */
+  setMaxEventTimeAhead(ms: number): this {
+    this.maxEventTimeAheadMs = positiveDuration('The most an event time may be ahead of processing time', ms);
+    return this;
+  }
+
+  getMaxEventTimeAhead(): number | undefined {
+    return this.maxEventTimeAheadMs;
   }
 
   fromSource<T>(source: KafkaSource<T>, watermarks: WatermarkStrategy<T>, sourceName: string): DataStream<T> {

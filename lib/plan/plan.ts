@@ -26,6 +26,8 @@ export interface Plan {
   readonly badRecordPolicy: BadRecordPolicy;
   /** Whether error messages and dead-letter headers may quote records (`env.setRecordContentsInErrors`). */
   readonly recordContentsInErrors?: boolean;
+  /** A record whose event time is further ahead of processing time is a bad record (`env.setMaxEventTimeAhead`). */
+  readonly maxEventTimeAheadMs?: number;
   /** EXACTLY_ONCE when any sink is; repartition topics then carry transactional writes too. */
   readonly internalGuarantee: DeliveryGuarantee;
 }

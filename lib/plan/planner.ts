@@ -151,6 +151,7 @@ export function planPipeline(env: StreamExecutionEnvironment): Plan {
     },
     badRecordPolicy: env.getBadRecordPolicy(),
     recordContentsInErrors: env.getRecordContentsInErrors(),
+    ...(env.getMaxEventTimeAhead() === undefined ? {} : { maxEventTimeAheadMs: env.getMaxEventTimeAhead() }),
     internalGuarantee: strongestGuarantee(transformations),
   };
   validateEventTime(stages);

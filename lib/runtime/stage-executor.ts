@@ -418,6 +418,13 @@ export class StageExecutor {
     // An event time that is not a whole number of milliseconds would travel on as null (JSON has
     // no Infinity) and fail a later stage far from its record; it is this record's fault.
     if (!Number.isSafeInteger(timestamp)) throw new Error(`its event time ${String(timestamp)} is not a whole number of milliseconds`);
+    const { maxEventTimeAheadMs } = this.options.plan;
+    if (maxEventTimeAheadMs !== undefined && timestamp > this.options.clock() + maxEventTimeAheadMs) {
+      throw new Error(
+        `its event time ${new Date(timestamp).toISOString()} is ${timestamp - this.options.clock()} ms ahead of processing time, ` +
+          `more than the ${maxEventTimeAheadMs} ms that env.setMaxEventTimeAhead allows`,
+      );
+    }
     const progress = this.partition(record.partition, () => watermarks.createGenerator());
     progress.generator.onEvent(timestamp);
     progress.lastActive = this.options.clock();

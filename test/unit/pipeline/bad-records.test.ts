@@ -19,10 +19,10 @@ interface Payment {
   cents: number;
 }
 
-function payments(policy?: Policy, recordContentsInErrors = false) {
+function payments(policy?: Policy, configure: (env: StreamExecutionEnvironment) => void = () => undefined) {
   const env = StreamExecutionEnvironment.create({ name: 'payments' });
   if (policy) env.setBadRecordPolicy(policy);
-  env.setRecordContentsInErrors(recordContentsInErrors);
+  configure(env);
   env
     .fromSource(
       KafkaSource.builder<Payment>()
@@ -118,6 +118,23 @@ describe('bad records', () => {
   });
 });
 
+describe('event times far ahead of processing time', () => {
+  it('are bad records with env.setMaxEventTimeAhead, and allowed without it', () => {
+    const minute = 60_000;
+    const records = [
+      { value: '{"id":"p1","cents":1}', partition: 0, timestamp: 5 * minute },
+      { value: '{"id":"p2","cents":2}', partition: 0, timestamp: 20 * minute },
+    ];
+    const harness = payments(BadRecordPolicy.deadLetter('payments-dlq'), (env) => env.setMaxEventTimeAhead(10 * minute));
+    harness.send('payments', records);
+    expect(harness.outputValues('euros').map((v) => (JSON.parse(v) as Payment).id)).toEqual(['p1']);
+    expect(harness.deadLetterRecords()[0]?.headers?.find((h) => h.key === 'sluice.error')?.value).toBe(
+      'its event time 1970-01-01T00:20:00.000Z is 1200000 ms ahead of processing time, more than the 600000 ms that env.setMaxEventTimeAhead allows',
+    );
+    expect(payments().send('payments', records).outputValues('euros')).toHaveLength(2);
+  });
+});
+
 describe('record contents in errors', () => {
   // JSON.parse's own message quotes this text.
   const secret = 'card=4111-1111-1111-1111';
@@ -168,7 +185,7 @@ describe('record contents in errors', () => {
   });
 
   it('are shown with env.setRecordContentsInErrors(true), for debugging', () => {
-    const error = failure(payments(undefined, true), secret);
+    const error = failure(payments(undefined, (env) => env.setRecordContentsInErrors(true)), secret);
     expect(jsonError(secret)).toContain('4111');
     expect(error.message).toContain(`the value (24 bytes) is not valid JSON: ${jsonError(secret)}`);
     expect(error.cause).toBeInstanceOf(Error);
