@@ -4,9 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { describePlan, formatPlan } from '../plan/explain.js';
 import { planPipeline, PipelineValidationError } from '../plan/planner.js';
-import { configWithSecrets, PipelineRuntime } from '../aws/runtime.js';
+import { configWithSecrets, PipelineRuntime, type RuntimeConfig } from '../aws/runtime.js';
 import { formatStatus, pipelineStatus } from '../runtime/status.js';
 import { OfflineSession } from '../offline/offline.js';
+import { offlineRuntimeConfig, offlineStateDir } from '../offline/offline-state.js';
 import { savepointNameProblem } from '../snapshot/checkpoint-state.js';
 import { loadPipeline, loadPipelineModule } from './load-pipeline.js';
 
@@ -22,15 +23,59 @@ interface Command {
   run(file: string, values: Parsed['values'], out: Output): Promise<void>;
 }
 
-/** The deployed (or offline) pipeline's runtime, from the same environment variables its functions read. */
-async function withRuntime<T>(file: string, use: (runtime: PipelineRuntime) => Promise<T>): Promise<T> {
-  const runtime = new PipelineRuntime(await loadPipeline(file), await configWithSecrets());
+/** What a missing table or bucket means to someone asking about a pipeline. */
+function explainMissing(error: unknown, config: RuntimeConfig, offline: boolean): unknown {
+  const name = (error as { name?: unknown }).name;
+  const where = offline ? 'its offline state lacks it' : 'the pipeline has not been deployed to this account and region (sluice deploy)';
+  if (name === 'ResourceNotFoundException') {
+    return new Error(`The state table ${config.tableName} does not exist: ${where}, or SLUICE_STATE_TABLE names another table`, { cause: error });
+  }
+  if (name === 'NoSuchBucket') {
+    return new Error(`The snapshot bucket ${config.snapshotBucket ?? ''} does not exist: ${where}, or SLUICE_SNAPSHOT_BUCKET names another bucket`, { cause: error });
+  }
+  return error;
+}
+
+/**
+ * The pipeline's runtime: a deployed one from the environment variables its functions read, or
+ * with --offline the one `sluice offline` keeps in its state folder (running or not).
+ */
+async function withRuntime<T>(
+  command: string,
+  file: string,
+  values: Parsed['values'],
+  use: (runtime: PipelineRuntime) => Promise<T>,
+  { needsStopped = false } = {},
+): Promise<T> {
+  const pipeline = await loadPipeline(file);
+  const stateDir = values['state-dir'];
+  const offline =
+    values.offline === true
+      ? await offlineRuntimeConfig(pipeline.name, offlineStateDir(pipeline.name, typeof stateDir === 'string' ? stateDir : undefined), `sluice ${command}`, () => undefined)
+      : undefined;
   try {
-    return await use(runtime);
+    if (offline?.running && needsStopped) {
+      throw new Error(`sluice offline runs on this state now: stop it first (Ctrl-C), then restore, then start it again`);
+    }
+    const config = offline?.config ?? (await configWithSecrets());
+    const runtime = new PipelineRuntime(pipeline, config);
+    try {
+      return await use(runtime);
+    } catch (error) {
+      throw explainMissing(error, config, offline !== undefined);
+    } finally {
+      await runtime.close();
+    }
   } finally {
-    await runtime.close();
+    await offline?.close();
   }
 }
+
+const OFFLINE_OPTIONS = { offline: { type: 'boolean' }, 'state-dir': { type: 'string' } } as const;
+
+const OFFLINE_HELP = `  --offline     the pipeline as sluice offline runs it: its state folder, and the
+                running instance's emulators if one runs
+  --state-dir   with --offline: the state folder (default .sluice/offline/<pipeline>)`;
 
 const ENVIRONMENT_HELP = `Environment (as the pipeline's functions read it):
   SLUICE_STATE_TABLE        the pipeline's DynamoDB table
@@ -214,13 +259,14 @@ committed checkpoints, and for every shard its offset, its lag behind the log, t
 checkpoint it acknowledged, and its pending transactions with their state at the broker.
 
 Options:
-  --json   print the status as JSON
-  --help   show this help
+  --json        print the status as JSON
+${OFFLINE_HELP}
+  --help        show this help
 
 ${ENVIRONMENT_HELP}`,
-    options: { json: { type: 'boolean' } },
+    options: { json: { type: 'boolean' }, ...OFFLINE_OPTIONS },
     async run(file, values, out) {
-      const status = await withRuntime(file, (runtime) => pipelineStatus(runtime));
+      const status = await withRuntime('status', file, values, (runtime) => pipelineStatus(runtime));
       out(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
     },
   },
@@ -232,17 +278,18 @@ Writes savepoints/<name>/manifest.json in the snapshot bucket: the latest commit
 checkpoint with each shard's state merged into one object. Names are never reused.
 
 Options:
-  --name   the savepoint's name: letters, digits, '.', '_' and '-'
-  --help   show this help
+  --name        the savepoint's name: letters, digits, '.', '_' and '-'
+${OFFLINE_HELP}
+  --help        show this help
 
 ${ENVIRONMENT_HELP}`,
-    options: { name: { type: 'string' } },
+    options: { name: { type: 'string' }, ...OFFLINE_OPTIONS },
     async run(file, values, out) {
       const name = values.name;
       if (typeof name !== 'string') throw new UsageError('give the savepoint a --name');
       const problem = savepointNameProblem(name);
       if (problem) throw new UsageError(problem);
-      const { checkpoint, key } = await withRuntime(file, (runtime) => runtime.savepoint(name));
+      const { checkpoint, key } = await withRuntime('savepoint', file, values, (runtime) => runtime.savepoint(name));
       out(`Savepoint ${name} written from checkpoint ${checkpoint} (${key})\n`);
     },
   },
@@ -256,18 +303,19 @@ fewer partitions, or be another topic), resets offsets and aborts transactions w
 the snapshot. Start the triggers again afterwards.
 
 Options:
-  --checkpoint   a checkpoint number (sluice status shows the latest committed)
-  --savepoint    a savepoint name
-  --help         show this help
+  --checkpoint  a checkpoint number (sluice status shows the latest committed)
+  --savepoint   a savepoint name
+${OFFLINE_HELP}
+  --help        show this help
 
 ${ENVIRONMENT_HELP}`,
-    options: { checkpoint: { type: 'string' }, savepoint: { type: 'string' } },
+    options: { checkpoint: { type: 'string' }, savepoint: { type: 'string' }, ...OFFLINE_OPTIONS },
     async run(file, values, out) {
       const { checkpoint, savepoint } = values;
       if ((checkpoint === undefined) === (savepoint === undefined)) throw new UsageError('give either --checkpoint or --savepoint');
       if (typeof checkpoint === 'string' && !/^\d+$/.test(checkpoint)) throw new UsageError(`--checkpoint must be a number, not ${checkpoint}`);
       const source = typeof savepoint === 'string' ? { savepoint } : { checkpoint: Number(checkpoint) };
-      const report = await withRuntime(file, (runtime) => runtime.restore(source));
+      const report = await withRuntime('restore', file, values, (runtime) => runtime.restore(source), { needsStopped: true });
       out(
         `Restored ${typeof savepoint === 'string' ? `savepoint ${savepoint}` : `checkpoint ${String(checkpoint)}`} into ` +
           `${report.shards} shards: ${report.keys} keys (${report.keysDeleted} deleted first), ${report.transactionsCommitted} ` +

@@ -20,6 +20,8 @@ interface Holder {
   readonly pid: number;
   readonly stateDir: string;
   readonly running: boolean;
+  /** What holds the state folder: `sluice offline`, or a command that opened it while none ran. */
+  readonly command?: string;
 }
 
 export class SecondInstanceError extends Error {
@@ -32,7 +34,7 @@ export function instancesTopic(pipeline: string): string {
 }
 
 /** Whether `holder`'s process may still run: on another host it may; on this one, if its pid answers and is not ours. */
-function mayBeRunning(holder: Pick<Holder, 'host' | 'pid'>): boolean {
+export function mayBeRunning(holder: { readonly host: string; readonly pid: number }): boolean {
   if (holder.host !== hostname()) return true;
   if (holder.pid === process.pid) return false;
   try {
@@ -42,6 +44,54 @@ function mayBeRunning(holder: Pick<Holder, 'host' | 'pid'>): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+const lockFileOf = (stateDir: string) => join(stateDir, 'instance.lock');
+
+/** The process holding a state folder, when it may still run. */
+export function stateFolderHolder(stateDir: string): Holder | undefined {
+  try {
+    const holder = JSON.parse(readFileSync(lockFileOf(stateDir), 'utf8')) as Holder;
+    return mayBeRunning(holder) ? holder : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Takes a pipeline's state folder for this process, for `command`: refused while another
+ * process that may still run holds it. Returns the release.
+ */
+export function lockStateFolder(pipeline: string, stateDir: string, command: string): () => void {
+  const holder: Holder = { instance: randomUUID(), host: hostname(), pid: process.pid, stateDir, running: true, command };
+  const file = lockFileOf(stateDir);
+  try {
+    writeFileSync(file, JSON.stringify(holder), { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const previous = stateFolderHolder(stateDir);
+    if (previous) {
+      const by = previous.command ?? OFFLINE_COMMAND;
+      throw new SecondInstanceError(
+        by === OFFLINE_COMMAND
+          ? `Pipeline ${pipeline} already runs on the state in ${stateDir} (pid ${previous.pid} on ${previous.host}). ` +
+              `Stop that instance first; if no such process runs, delete ${file}.`
+          : `Pipeline ${pipeline}'s state in ${stateDir} is open in ${by} (pid ${previous.pid} on ${previous.host}): start again once it is done.`,
+      );
+    }
+    // Left by a process that was killed: the state is ours.
+    writeFileSync(file, JSON.stringify(holder));
+  }
+  return () => {
+    try {
+      if ((JSON.parse(readFileSync(file, 'utf8')) as Holder).instance === holder.instance) rmSync(file);
+    } catch {
+      // Already gone.
+    }
+  };
+}
+
+const OFFLINE_COMMAND = 'sluice offline';
 
 export interface InstanceLockOptions {
   readonly pipeline: string;
@@ -55,6 +105,7 @@ export class InstanceLock {
   private readonly holder: Holder;
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> = Promise.resolve();
+  private releaseStateFolder: () => void = () => undefined;
 
   private constructor(
     private readonly options: InstanceLockOptions,
@@ -66,7 +117,7 @@ export class InstanceLock {
   static async acquire(options: InstanceLockOptions): Promise<InstanceLock> {
     const lock = new InstanceLock(options, createRecordWriter('AT_LEAST_ONCE', options.kafka));
     try {
-      lock.lockStateDir();
+      lock.releaseStateFolder = lockStateFolder(options.pipeline, options.stateDir, OFFLINE_COMMAND);
     } catch (error) {
       await lock.writer.close();
       throw error;
@@ -82,29 +133,6 @@ export class InstanceLock {
     }, HEARTBEAT_MS);
     lock.timer.unref();
     return lock;
-  }
-
-  private get lockFile(): string {
-    return join(this.options.stateDir, 'instance.lock');
-  }
-
-  private lockStateDir(): void {
-    const file = this.lockFile;
-    try {
-      writeFileSync(file, JSON.stringify(this.holder), { flag: 'wx' });
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const previous = JSON.parse(readFileSync(file, 'utf8')) as Holder;
-    if (mayBeRunning(previous)) {
-      throw new SecondInstanceError(
-        `Pipeline ${this.options.pipeline} already runs on the state in ${this.options.stateDir} (pid ${previous.pid} on ${previous.host}). ` +
-          `Stop that instance first; if no such process runs, delete ${file}.`,
-      );
-    }
-    // Left by an instance that was killed: its state is ours to continue.
-    writeFileSync(file, JSON.stringify(this.holder));
   }
 
   /**
@@ -164,11 +192,6 @@ export class InstanceLock {
     await this.beating;
     await this.beat(false).catch(() => undefined);
     await this.writer.close();
-    const file = this.lockFile;
-    try {
-      if ((JSON.parse(readFileSync(file, 'utf8')) as Holder).instance === this.holder.instance) rmSync(file);
-    } catch {
-      // Never written, or already gone.
-    }
+    this.releaseStateFolder();
   }
 }

@@ -1,7 +1,7 @@
 import type { Plan } from '../plan/plan.js';
 import { planTopics } from '../plan/topics.js';
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import { createDocumentClient, createS3Client, type AwsClientOptions } from '../aws/clients.js';
 import { KafkaAdmin } from '../kafka/admin.js';
@@ -19,6 +19,7 @@ import { ensureStateTable } from '../state/dynamodb-shard-store.js';
 import { startDynamoDbEmulator, startS3Emulator, type Emulator } from './emulators.js';
 import { EventSourceMapping } from './event-source-mapping.js';
 import { InstanceLock } from './instance-lock.js';
+import { offlineNames, offlineStateDir, writeRunningEndpoints } from './offline-state.js';
 import { startLocalBroker, stopLocalBroker } from './kafka-broker.js';
 
 /**
@@ -167,7 +168,7 @@ export class OfflineSession {
     const kafka = { brokers };
     if (options.checkpointIntervalMs !== undefined) options.pipeline.enableCheckpointing(options.checkpointIntervalMs);
     const pipelineName = options.pipeline.name;
-    const stateDir = resolve(options.stateDir ?? join('.sluice', 'offline', pipelineName));
+    const stateDir = offlineStateDir(pipelineName, options.stateDir);
     mkdirSync(join(stateDir, 'dynamodb'), { recursive: true });
     mkdirSync(join(stateDir, 's3'), { recursive: true });
     const admin = new KafkaAdmin(kafka);
@@ -177,8 +178,8 @@ export class OfflineSession {
     const dynamodb = await this.emulator(env.SLUICE_DYNAMODB_ENDPOINT, () => startDynamoDbEmulator(0, join(stateDir, 'dynamodb')));
     const s3 = await this.emulator(env.SLUICE_S3_ENDPOINT, () => startS3Emulator(join(stateDir, 's3')));
 
-    const tableName = `${pipelineName}-state`;
-    const snapshotBucket = `${pipelineName}-snapshots`;
+    const { tableName, snapshotBucket } = offlineNames(pipelineName);
+    this.stops.push(writeRunningEndpoints(stateDir, { brokers, dynamodb, s3 }));
     await ensureStateTable(createDocumentClient(dynamodb), tableName);
     await ensureBucket(createS3Client(s3), snapshotBucket);
     const runtime = new PipelineRuntime(options.pipeline, { tableName, snapshotBucket, kafka, dynamodb, s3 });

@@ -93,6 +93,10 @@ describe('sluice status, savepoint and restore', () => {
       stderr: expect.stringContaining('Checkpoint 99 has no manifest') as unknown,
     });
     expect((await sluice('restore', PIPELINE_FILE)).code).toBe(2);
+    process.env.SLUICE_STATE_TABLE = `${name}-never-deployed`;
+    expect((await sluice('status', PIPELINE_FILE)).stderr).toContain(
+      `The state table ${name}-never-deployed does not exist: the pipeline has not been deployed to this account and region (sluice deploy)`,
+    );
     delete process.env.SLUICE_SNAPSHOT_BUCKET;
     expect((await sluice('status', PIPELINE_FILE)).stderr).toContain("SLUICE_SNAPSHOT_BUCKET is not set: the name of the pipeline's S3 snapshot bucket");
   }, 120_000);
