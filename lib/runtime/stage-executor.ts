@@ -109,7 +109,27 @@ export const Headers = {
   topic: 'sluice.source.topic',
   partition: 'sluice.source.partition',
   offset: 'sluice.source.offset',
+  /** On a dead letter of a later stage: the repartition record that failed, as its stage read it. */
+  repartitionTopic: 'sluice.repartition.topic',
+  repartitionPartition: 'sluice.repartition.partition',
+  repartitionOffset: 'sluice.repartition.offset',
 } as const;
+
+const SOURCE_HEADERS: ReadonlySet<string> = new Set([Headers.topic, Headers.partition, Headers.offset]);
+
+/**
+ * Where the source record behind `record` was read: its own position for a source record, the
+ * position it carries for a repartition record written with one (see `writeToRepartition`).
+ */
+function sourcePosition(record: KafkaRecord): { key: string; value: Buffer | string }[] {
+  const carried = record.headers.filter((h): h is { key: string; value: Buffer } => SOURCE_HEADERS.has(h.key) && h.value !== null);
+  if (carried.length === SOURCE_HEADERS.size) return carried.map(({ key, value }) => ({ key, value }));
+  return [
+    { key: Headers.topic, value: record.topic },
+    { key: Headers.partition, value: String(record.partition) },
+    { key: Headers.offset, value: String(record.offset) },
+  ];
+}
 
 interface RepartitionValue {
   readonly v: unknown;
@@ -359,7 +379,10 @@ export class StageExecutor {
     const value: RepartitionValue = { v: record.value, t: record.timestamp ?? null };
     // The event time travels in the value; the record keeps the broker's write time, so time
     // retention never deletes a record the next stage has yet to read because its events are old.
-    this.outputs.repartitions.push(this.withinLimit({ topic, key: keyAsRecordKey(key), value: JSON.stringify(value) }));
+    // The source record's position rides along, for a later stage's dead letters; output of a
+    // timer or a window comes from no one record, and carries none.
+    const headers = this.currentRecord ? sourcePosition(this.currentRecord) : [];
+    this.outputs.repartitions.push(this.withinLimit({ topic, key: keyAsRecordKey(key), value: JSON.stringify(value), headers }));
   }
 
   /**
@@ -455,12 +478,17 @@ export class StageExecutor {
       value: record.value,
       timestamp: record.timestamp,
       headers: [
-        ...record.headers.flatMap((h) => (h.value === null ? [] : [{ key: h.key, value: h.value }])),
+        ...record.headers.flatMap((h) => (h.value === null || SOURCE_HEADERS.has(h.key) ? [] : [{ key: h.key, value: h.value }])),
         { key: Headers.error, value: reason },
         { key: Headers.operator, value: operatorName },
-        { key: Headers.topic, value: record.topic },
-        { key: Headers.partition, value: String(record.partition) },
-        { key: Headers.offset, value: String(record.offset) },
+        ...sourcePosition(record),
+        ...(this.stage.input.kind === 'repartition'
+          ? [
+              { key: Headers.repartitionTopic, value: record.topic },
+              { key: Headers.repartitionPartition, value: String(record.partition) },
+              { key: Headers.repartitionOffset, value: String(record.offset) },
+            ]
+          : []),
       ],
     });
   }

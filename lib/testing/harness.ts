@@ -148,7 +148,9 @@ export class PipelineTestHarness {
       const records = outputs.repartitions.filter((record) => record.topic === input.topic);
       if (records.length > 0) {
         downstream.processRecords(
-          records.map(({ key, value, timestamp }) => this.toKafkaRecord(input.topic, { key: key ?? null, value, timestamp })),
+          records.map(({ key, value, timestamp, headers }) =>
+            this.toKafkaRecord(input.topic, { key: key ?? null, value, timestamp, headers: (headers ?? []).map((h) => ({ key: h.key, value: bytes(h.value) })) }),
+          ),
         );
       }
       const watermark = outputs.repartitionWatermarks.get(input.topic);

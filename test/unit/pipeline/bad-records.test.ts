@@ -201,33 +201,37 @@ function jsonError(text = 'not json'): string {
   }
 }
 
+/** Payments keyed by id through a repartition topic (Kafka's default max.message.bytes), summed per id. */
+function repartitioned(policy: Policy) {
+  const env = StreamExecutionEnvironment.create({ name: 'notes' });
+  env.setBadRecordPolicy(policy);
+  env
+    .fromSource(
+      KafkaSource.builder<Payment & { note: string }>()
+        .setBootstrapServers('127.0.0.1:9092')
+        .setTopics('payments')
+        .setGroupId('notes')
+        .setValueOnlyDeserializer(new JsonDeserializationSchema<Payment & { note: string }>())
+        .build(),
+      WatermarkStrategy.noWatermarks(),
+      'payments',
+    )
+    .keyBy((payment) => payment.id)
+    .sum('cents')
+    .map((payment) => {
+      if (payment.cents < 0) throw new Error(`negative total ${payment.cents}`);
+      return { id: payment.id, cents: payment.cents };
+    })
+    .name('check-total')
+    .sinkTo(
+      KafkaSink.builder<Payment>()
+        .setBootstrapServers('127.0.0.1:9092')
+        .setRecordSerializer(KafkaRecordSerializationSchema.builder<Payment>().setTopic('totals').setValueSerializationSchema(new JsonSerializationSchema()).build())
+        .build(),
+    );
+  return new PipelineTestHarness(env);
+}
 describe('records too large for the topic they go to', () => {
-  /** Payments keyed by id through a repartition topic (Kafka's default max.message.bytes), summed per id. */
-  function repartitioned(policy: Policy) {
-    const env = StreamExecutionEnvironment.create({ name: 'notes' });
-    env.setBadRecordPolicy(policy);
-    env
-      .fromSource(
-        KafkaSource.builder<Payment & { note: string }>()
-          .setBootstrapServers('127.0.0.1:9092')
-          .setTopics('payments')
-          .setGroupId('notes')
-          .setValueOnlyDeserializer(new JsonDeserializationSchema<Payment & { note: string }>())
-          .build(),
-        WatermarkStrategy.noWatermarks(),
-        'payments',
-      )
-      .keyBy((payment) => payment.id)
-      .sum('cents')
-      .map((payment) => ({ id: payment.id, cents: payment.cents }))
-      .sinkTo(
-        KafkaSink.builder<Payment>()
-          .setBootstrapServers('127.0.0.1:9092')
-          .setRecordSerializer(KafkaRecordSerializationSchema.builder<Payment>().setTopic('totals').setValueSerializationSchema(new JsonSerializationSchema()).build())
-          .build(),
-      );
-    return new PipelineTestHarness(env);
-  }
   const note = (id: string, cents: number, bytes: number) => ({ value: JSON.stringify({ id, cents, note: 'x'.repeat(bytes) }), partition: 0 });
   const records = [note('p1', 1, 10), note('p1', 2, 1_500_000), note('p1', 4, 10)];
 
@@ -241,6 +245,26 @@ describe('records too large for the topic they go to', () => {
     const harness = repartitioned(BadRecordPolicy.deadLetter('payments-dlq')).send('payments', records);
     expect(harness.deadLetterRecords().map((r) => r.headers?.find((h) => h.key === 'sluice.source.offset')?.value.toString())).toEqual(['1']);
     expect(harness.outputValues('totals').map((v) => (JSON.parse(v) as Payment).cents)).toEqual([1, 5]);
+  });
+});
+
+describe('a dead letter of a stage after a repartition', () => {
+  it('names the source record it came from, and the repartition record that failed', () => {
+    const harness = repartitioned(BadRecordPolicy.deadLetter('payments-dlq')).send('payments', [
+      { value: JSON.stringify({ id: 'p2', cents: 5, note: '' }), partition: 3 },
+      { value: JSON.stringify({ id: 'p9', cents: -3, note: '' }), partition: 3 },
+    ]);
+    const [dead] = harness.deadLetterRecords();
+    expect(Object.fromEntries((dead?.headers ?? []).map((h) => [h.key, h.value.toString()]))).toEqual({
+      'sluice.error': 'negative total -3',
+      'sluice.error.operator': 'check-total',
+      'sluice.source.topic': 'payments',
+      'sluice.source.partition': '3',
+      'sluice.source.offset': '1',
+      'sluice.repartition.topic': 'notes-keyBy-repartition',
+      'sluice.repartition.partition': '0',
+      'sluice.repartition.offset': '1',
+    });
   });
 });
 
