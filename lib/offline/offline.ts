@@ -87,29 +87,47 @@ export interface OfflineOptions {
 }
 
 /** Counts records in and out over the last interval, for the status line. */
-class Throughput {
-  private recordsIn = 0;
-  private recordsOut = 0;
-  private since = Date.now();
+/** Over how long the status line's rates are taken: a batch comes every few seconds, and a one-second rate shows most seconds as 0. */
+const RATE_WINDOW_MS = 10_000;
 
-  add(reports: readonly BatchReport[]): void {
-    for (const report of reports) {
-      this.recordsIn += report.recordsIn;
-      this.recordsOut += report.recordsOut;
-    }
+/** Records in and out: totals, and rates over the last {@link RATE_WINDOW_MS}. */
+export class Throughput {
+  private readonly samples: { at: number; in: number; out: number }[] = [];
+  private readonly totals = { in: 0, out: 0 };
+  private readonly started: number;
+
+  constructor(private readonly clock: () => number = Date.now) {
+    this.started = clock();
   }
 
-  take(): { in: number; out: number } {
-    const seconds = Math.max(0.001, (Date.now() - this.since) / 1_000);
-    const rates = { in: this.recordsIn / seconds, out: this.recordsOut / seconds };
-    this.recordsIn = 0;
-    this.recordsOut = 0;
-    this.since = Date.now();
-    return rates;
+  add(reports: readonly BatchReport[]): void {
+    const sample = { at: this.clock(), in: 0, out: 0 };
+    for (const report of reports) {
+      sample.in += report.recordsIn;
+      sample.out += report.recordsOut;
+    }
+    this.totals.in += sample.in;
+    this.totals.out += sample.out;
+    this.samples.push(sample);
+  }
+
+  now(): StatusRates {
+    const now = this.clock();
+    while (this.samples.length > 0 && (this.samples[0]?.at ?? now) <= now - RATE_WINDOW_MS) this.samples.shift();
+    const seconds = Math.max(1, Math.min(RATE_WINDOW_MS, now - this.started)) / 1_000;
+    const sum = (pick: (sample: { in: number; out: number }) => number) => this.samples.reduce((n, sample) => n + pick(sample), 0);
+    return { in: sum((s) => s.in) / seconds, out: sum((s) => s.out) / seconds, totalIn: this.totals.in, totalOut: this.totals.out };
   }
 }
 
-export function formatStatusLine(status: PipelineStatus, rates: { in: number; out: number }): string {
+export interface StatusRates {
+  readonly in: number;
+  readonly out: number;
+  readonly totalIn: number;
+  readonly totalOut: number;
+}
+
+export function formatStatusLine(status: PipelineStatus, rates: StatusRates): string {
   const lag = status.shards.map((s) => `${s.stageId === 'stage-1' ? '' : `${s.stageId}:`}p${s.partition} ${s.lag}`).join(' ');
   const pending = status.shards.reduce((n, s) => n + s.transactions.filter((t) => t.state === 'open').length, 0);
   const lost = status.shards.reduce((n, s) => n + s.transactions.filter((t) => t.state === 'lost').length, 0);
@@ -119,7 +137,7 @@ export function formatStatusLine(status: PipelineStatus, rates: { in: number; ou
       ? `checkpoint ${completed} at ${new Date(completedAt).toISOString().slice(11, 19)} (triggered ${triggered}, committed ${committed})`
       : 'no checkpoint yet';
   return (
-    `in ${Math.round(rates.in)}/s · out ${Math.round(rates.out)}/s · lag ${lag} · ${last} · ` +
+    `in ${rates.totalIn} (${Math.round(rates.in)}/s) · out ${rates.totalOut} (${Math.round(rates.out)}/s) · lag ${lag} · ${last} · ` +
     `pending transactions ${pending}${lost > 0 ? ` · LOST ${lost}` : ''}`
   );
 }
@@ -233,7 +251,7 @@ export class OfflineSession {
         if (reporting) return;
         reporting = true;
         try {
-          status(formatStatusLine(await pipelineStatus(runtime), throughput.take()));
+          status(formatStatusLine(await pipelineStatus(runtime), throughput.now()));
         } finally {
           reporting = false;
         }

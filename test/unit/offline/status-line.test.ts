@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { formatStatusLine, Throughput } from '../../../lib/offline/offline.js';
+import type { BatchReport } from '../../../lib/runtime/processor.js';
+import type { PipelineStatus } from '../../../lib/runtime/status.js';
+
+const batch = (recordsIn: number, recordsOut: number) => ({ recordsIn, recordsOut }) as BatchReport;
+
+const status: PipelineStatus = {
+  pipeline: 'orders',
+  checkpoints: { triggered: 3, triggeredAt: 0, completed: 2, completedAt: Date.UTC(2026, 11, 1, 12, 0, 5), committed: 2 },
+  shards: [],
+};
+
+describe('the status line of sluice offline', () => {
+  it('shows totals, and rates over the last 10 s, so that batches every few seconds do not read as 0/s', () => {
+    const clock = { now: 0 };
+    const throughput = new Throughput(() => clock.now);
+    clock.now = 2_000;
+    throughput.add([batch(150, 4), batch(64, 0)]);
+    // Between batches, a one-second rate would say 0/s.
+    clock.now = 4_000;
+    expect(formatStatusLine(status, throughput.now())).toMatch(/^in 214 \(54\/s\) · out 4 \(1\/s\) · lag {2}· checkpoint 2 at 12:00:05/);
+    clock.now = 13_000;
+    throughput.add([batch(100, 0)]);
+    // Past the window, the first batches leave the rate and stay in the totals.
+    expect(throughput.now()).toEqual({ in: 10, out: 0, totalIn: 314, totalOut: 4 });
+  });
+});
