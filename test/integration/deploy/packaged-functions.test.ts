@@ -5,6 +5,7 @@
 // coordinator runs on a schedule with Lambda's remaining time, and the functions invoke each
 // other through a stand-in for Lambda's Invoke API; the read_committed output must be exact.
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -121,6 +122,9 @@ describe('the packaged functions', () => {
       const key = logicalId.replace(/LambdaFunction$/, '').toLowerCase();
       const unzipped = join(folder, key);
       await run(inject('pythonTools').python, ['-m', 'zipfile', '-e', join(folder, `${key}.zip`), unzipped]);
+      // The CLI's offline mode and TypeScript loader are dependencies of the package, never of a function.
+      const bundle = readFileSync(join(unzipped, `${String(resource.Properties.Handler).replace(/\.[^.]+$/, '')}.mjs`), 'utf8');
+      expect(['dynalite', 's3rver', 'tsx/esm'].filter((name) => bundle.includes(name)), `${key}'s bundle`).toEqual([]);
       const variables = (resource.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       const env: Record<string, string> = {
         ...Object.fromEntries(Object.entries(variables).filter((entry): entry is [string, string] => typeof entry[1] === 'string')),
