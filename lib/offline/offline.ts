@@ -86,7 +86,6 @@ export interface OfflineOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-/** Counts records in and out over the last interval, for the status line. */
 /** Over how long the status line's rates are taken: a batch comes every few seconds, and a one-second rate shows most seconds as 0. */
 const RATE_WINDOW_MS = 10_000;
 

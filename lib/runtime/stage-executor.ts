@@ -44,7 +44,7 @@ const MIN_REDACTED_LENGTH = 4;
  * allows record contents there, a {@link RedactableError} gives only its message, and any other
  * error's message has the record's key and value texts taken out where they appear whole.
  */
-export function describeRecordFailure(error: unknown, record: Pick<KafkaRecord, 'key' | 'value'>, includeContents: boolean): string {
+function describeRecordFailure(error: unknown, record: Pick<KafkaRecord, 'key' | 'value'>, includeContents: boolean): string {
   const inner = error instanceof UserFunctionError ? error.cause : error;
   const text = describe(inner);
   if (inner instanceof RedactableError) return includeContents ? `${text}: ${inner.detail}` : text;
