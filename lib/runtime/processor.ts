@@ -254,8 +254,9 @@ export class Processor {
     }
 
     const { claim } = prepared;
-    await this.abortLingering(stage, shard, claim, pending);
-    const transaction = await this.writeOutputs(stage, shard, prepared.outputs, claim.epoch).catch(
+    const byGuarantee = this.recordsByGuarantee(stage, prepared.outputs);
+    await this.abortLingering(stage, shard, claim, pending, byGuarantee.has(DeliveryGuarantee.EXACTLY_ONCE));
+    const transaction = await this.writeOutputs(stage, shard, byGuarantee, claim.epoch).catch(
       async (error: unknown) => {
         // A newer invocation's recovery initialised this attempt's transactional id: nothing
         // records the transaction yet, so this is fencing of the attempt, not a loss.
@@ -358,13 +359,8 @@ export class Processor {
     return resolveStartingOffset(this.options.kafka.admin, startingOffsets, groupId, topic, partition);
   }
 
-  /** Sends each output by its guarantee; returns the EXACTLY_ONCE transaction, pre-committed. */
-  private async writeOutputs(
-    stage: Stage,
-    shard: ShardRef,
-    outputs: StageOutputs,
-    epoch: number,
-  ): Promise<TransactionHandle | undefined> {
+  /** The stage's outputs by the guarantee they are written with; a guarantee with no record is absent. */
+  private recordsByGuarantee(stage: Stage, outputs: StageOutputs): Map<DeliveryGuarantee, OutputRecord[]> {
     const byGuarantee = new Map<DeliveryGuarantee, OutputRecord[]>();
     const add = (guarantee: DeliveryGuarantee, records: readonly OutputRecord[]) => {
       if (records.length > 0) byGuarantee.set(guarantee, [...(byGuarantee.get(guarantee) ?? []), ...records]);
@@ -373,7 +369,16 @@ export class Processor {
     for (const node of stage.nodes) if (node.role === 'sink') sinks.set(node.name, node.transformation.sink);
     for (const [name, records] of outputs.sinks) add(sinks.get(name)?.config.deliveryGuarantee ?? DeliveryGuarantee.NONE, records);
     add(this.options.plan.internalGuarantee, [...outputs.repartitions, ...outputs.deadLetters]);
+    return byGuarantee;
+  }
 
+  /** Sends each output by its guarantee; returns the EXACTLY_ONCE transaction, pre-committed. */
+  private async writeOutputs(
+    stage: Stage,
+    shard: ShardRef,
+    byGuarantee: ReadonlyMap<DeliveryGuarantee, OutputRecord[]>,
+    epoch: number,
+  ): Promise<TransactionHandle | undefined> {
     for (const guarantee of [DeliveryGuarantee.NONE, DeliveryGuarantee.AT_LEAST_ONCE] as const) {
       const records = byGuarantee.get(guarantee);
       if (!records) continue;
@@ -434,12 +439,23 @@ export class Processor {
    * slot of its epoch, and initialising that id aborts its transaction (invariant 5). A
    * zombie's transaction is covered too: it initialises its id before it checks that it still
    * owns the shard, so its successor's claim, and this sweep, come after that initialisation.
+   * The attempts of the last pool size epochs cover the whole pool but this epoch's own slot,
+   * which its transaction initialises; without one, an attempt `pool` epochs back may have left
+   * that slot open, and it is swept too (found by the simulation: a tick's commit moved the last
+   * committed epoch past such an attempt, and nothing swept its slot again).
    */
-  private async abortLingering(stage: Stage, shard: ShardRef, claim: ShardClaim, pending: readonly PendingTransaction[]): Promise<void> {
+  private async abortLingering(
+    stage: Stage,
+    shard: ShardRef,
+    claim: ShardClaim,
+    pending: readonly PendingTransaction[],
+    initialisesOwnSlot: boolean,
+  ): Promise<void> {
     if (this.options.plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) return;
     const from = Math.max(claim.committedEpoch + 1, claim.epoch - this.poolSize + 1);
     const failedIds = new Set<string>();
     for (let failed = from; failed < claim.epoch; failed++) failedIds.add(this.transactionalId(stage, shard, failed));
+    if (!initialisesOwnSlot && claim.epoch - this.poolSize > claim.committedEpoch) failedIds.add(this.transactionalId(stage, shard, claim.epoch));
     let stillPending = pending;
     if (stillPending.some((p) => failedIds.has(p.handle.transactionalId))) {
       // A failed attempt reused a pending transaction's slot if its coordinator record showed

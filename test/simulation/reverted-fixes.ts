@@ -71,6 +71,16 @@ const REVERTS: readonly Revert[] = [
     edits: [{ file: 'lib/runtime/processor.ts', find: '      stillPending = pending.filter((p) => p.checkpoint > committed);\n', replace: '' }],
   },
   {
+    fix: 'the sweep of the own slot by an invocation that writes no transaction',
+    edits: [
+      {
+        file: 'lib/runtime/processor.ts',
+        find: '    if (!initialisesOwnSlot && claim.epoch - this.poolSize > claim.committedEpoch) failedIds.add(this.transactionalId(stage, shard, claim.epoch));\n',
+        replace: '',
+      },
+    ],
+  },
+  {
     // The ownership check back before the initialisation of the id.
     fix: 'the id initialised before the ownership check (the zombie)',
     edits: [
