@@ -150,8 +150,8 @@ export class KafkaTwin implements KafkaClients {
     listTopics: () => this.io.call('Metadata', () => [...this.partitionCounts.keys()].sort()),
     describeTopics: (topics) =>
       this.io.call('ListOffsets', () => {
-        const missing = topics.filter((topic) => !this.partitionCounts.has(topic));
-        if (missing.length > 0) throw new MissingTopicsError(missing, undefined);
+        const missing = this.missingTopics(topics);
+        if (missing) throw missing;
         return topics.map((topic) => ({
           topic,
           partitions: Array.from({ length: this.partitions(topic) }, (_, partition) => ({
@@ -174,8 +174,8 @@ export class KafkaTwin implements KafkaClients {
     // per container, and as a request it would only shift every schedule's draws (and the
     // seeds docs/PROTOCOL.md names) without reaching an interleaving that matters.
     writeLimits: (topics) => {
-      const missing = topics.filter((topic) => !this.partitionCounts.has(topic));
-      if (missing.length > 0) return Promise.reject(new MissingTopicsError(missing, undefined));
+      const missing = this.missingTopics(topics);
+      if (missing) return Promise.reject(missing);
       return Promise.resolve(topics.map((topic) => writeLimitsOf(topic, this.topicConfigs.get(topic) ?? {})));
     },
     offsetsForTimestamp: (topic, timestamp) =>
@@ -241,6 +241,12 @@ export class KafkaTwin implements KafkaClients {
   }
 
   // ---- the broker's behaviour ----
+
+  /** What the broker's admin answers a request naming topics it does not host (lib/kafka/admin.ts), if it names any. */
+  private missingTopics(topics: readonly string[]): MissingTopicsError | undefined {
+    const missing = topics.filter((topic) => !this.partitionCounts.has(topic));
+    return missing.length > 0 ? new MissingTopicsError(missing, undefined) : undefined;
+  }
 
   private partitions(topic: string): number {
     const count = this.partitionCounts.get(topic);
