@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -10,6 +11,7 @@ import { OfflineSession } from '../offline/offline.js';
 import { offlineRuntimeConfig, offlineStateDir } from '../offline/offline-state.js';
 import { savepointNameProblem } from '../snapshot/checkpoint-state.js';
 import { loadPipeline, loadPipelineModule } from './load-pipeline.js';
+import { symbolicate } from './symbolicate.js';
 
 type Output = (text: string) => void;
 type Parsed = { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
@@ -17,7 +19,9 @@ type Parsed = { values: Record<string, string | boolean | string[] | undefined>;
 interface Command {
   readonly summary: string;
   readonly usage: string;
-  /** The pipeline file when none is given; without one, the file is required. */
+  /** What the one positional argument is, when not a pipeline file. */
+  readonly argument?: string;
+  /** The pipeline file (or argument) when none is given; without one, it is required. */
   readonly defaultFile?: string;
   readonly options: NonNullable<ParseArgsConfig['options']>;
   run(file: string, values: Parsed['values'], out: Output): Promise<void>;
@@ -323,6 +327,30 @@ ${ENVIRONMENT_HELP}`,
       );
     },
   },
+  symbolicate: {
+    summary: 'map a deployed function’s stack trace back to the sources, with its source maps',
+    argument: 'source-map folder',
+    defaultFile: '.serverless/sourcemaps',
+    usage: `Usage: sluice symbolicate [source-map-folder] < trace.txt
+
+Reads a stack trace of a deployed function (from its CloudWatch logs) on standard input and
+prints it with each position in a bundle (functions/processor.mjs:76:33931) replaced by its
+position in the sources (lib/runtime/processor.ts:412:11). The maps are those that
+\`sluice deploy\` and \`sluice deploy --package-only\` leave in .serverless/sourcemaps, the default
+folder; keep them with the deployment they came from.
+
+Options:
+  --help   show this help
+`,
+    options: {},
+    async run(folder, _values, out) {
+      const functions = join(folder, 'functions');
+      if (!existsSync(functions)) throw new Error(`${functions} does not exist: package the pipeline first (sluice deploy --package-only), or name the folder that holds functions/*.mjs.map`);
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      out(symbolicate(Buffer.concat(chunks).toString('utf8'), functions));
+    },
+  },
 };
 
 class UsageError extends Error {}
@@ -372,7 +400,7 @@ export async function main(argv: readonly string[], out: Output, err: Output): P
   }
   const [file = command.defaultFile, extra] = parsed.positionals;
   if (file === undefined || extra !== undefined) {
-    err(`sluice ${name}: give exactly one pipeline file\n\n${command.usage}`);
+    err(`sluice ${name}: give exactly one ${command.argument ?? 'pipeline file'}\n\n${command.usage}`);
     return 2;
   }
   try {

@@ -1,10 +1,11 @@
 // `npx serverless package` (osls, no AWS credentials, no network) for the seed pipeline and
-// a two-stage pipeline: the template passes cfn-lint with no errors, deploys one processor
+// a two-stage pipeline: the template passes cfn-lint with no errors and no warnings, deploys one processor
 // per stage with its MSK trigger, the coordinator on a schedule and the commit function on
 // nodejs22.x/arm64 bundles, and every IAM statement is scoped: no wildcard actions, and no "*"
 // resource except for the EC2 Describe actions, which AWS does not let one scope. Each function
 // has a role of its own, and the alarms go to one SNS topic.
-import { readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { ofType, run, usePackaging, type Template } from '../../helpers/serverless-package.js';
@@ -28,7 +29,7 @@ describe('npx serverless package', () => {
       () => ({ code: 0, output: '' }),
       (error: unknown) => ({ code: (error as { code?: number }).code ?? 2, output: (error as { stdout?: string }).stdout ?? String(error) }),
     );
-    expect(lint.code & 2, lint.output).toBe(0);
+    expect(lint.code & 6, lint.output).toBe(0);
 
     const functions = ofType(template, 'AWS::Lambda::Function');
     expect(functions.map(([name]) => name).sort()).toEqual([
@@ -52,10 +53,30 @@ describe('npx serverless package', () => {
     expect(ofType(template, 'AWS::Events::Rule')[0]?.[1].Properties.ScheduleExpression).toBe('rate(1 minute)');
     // The coordinator runs for 55 s of each minute: its timeout leaves room, its memory is small.
     expect(functions.find(([name]) => name === 'CoordinatorLambdaFunction')?.[1].Properties).toMatchObject({ Timeout: 70, MemorySize: 256 });
+    // Each zip holds its minified bundle alone; the source maps are kept beside the zips.
+    const python = inject('pythonTools').python;
     for (const name of ['processorstage1', 'processorstage2', 'coordinator', 'commit']) {
       const size = statSync(join(folder, `${name}.zip`)).size;
-      expect(size, `${name}.zip`).toBeLessThan(3 * 1024 * 1024);
+      expect(size, `${name}.zip`).toBeLessThan(1024 * 1024);
+      const { stdout: listing } = await run(python, ['-m', 'zipfile', '-l', join(folder, `${name}.zip`)]);
+      expect(listing.split('\n').slice(1).filter(Boolean).map((line) => line.split(/\s+/)[0]), `${name}.zip`).toEqual([
+        `functions/${name.startsWith('processor') ? 'processor' : name}.mjs`,
+      ]);
     }
+    expect(readdirSync(join(folder, 'sourcemaps', 'functions')).sort()).toEqual(['commit.mjs.map', 'coordinator.mjs.map', 'processor.mjs.map']);
+    for (const [, fn] of functions) expect(JSON.stringify(fn.Properties.Environment), 'no --enable-source-maps without maps').not.toContain('NODE_OPTIONS');
+    // A failure of the shipped code reads back to the sources with the kept maps.
+    const unzipped = join(folder, 'processor');
+    await run(python, ['-m', 'zipfile', '-e', join(folder, 'processorstage1.zip'), unzipped]);
+    const failed = spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(join(unzipped, 'functions', 'processor.mjs'))})`], {
+      env: { PATH: process.env.PATH ?? '' },
+      encoding: 'utf8',
+    });
+    expect(failed.stderr).toContain('SLUICE_STAGE is not set');
+    expect(failed.stderr).toMatch(/at requiredEnvironment \(file:.*functions\/processor\.mjs:\d+:\d+\)/);
+    const read = spawnSync(process.execPath, ['bin/sluice.js', 'symbolicate', join(folder, 'sourcemaps')], { input: failed.stderr, encoding: 'utf8' });
+    expect(read.stdout).toMatch(/at requiredEnvironment \(lib\/aws\/environment\.ts:\d+:\d+\)/);
+    expect(read.stdout).toMatch(/at functions\/processor\.ts:\d+:\d+/);
 
     const table = ofType(template, 'AWS::DynamoDB::Table')[0]?.[1].Properties;
     expect(table).toMatchObject({ BillingMode: 'PAY_PER_REQUEST', PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, SSESpecification: { SSEEnabled: true } });
@@ -89,8 +110,8 @@ describe('npx serverless package', () => {
     // A role per function, with only what that function does.
     const roles = new Map(ofType(template, 'AWS::IAM::Role'));
     const statementsOf = (functionName: string) => {
-      const role = functions.find(([name]) => name === functionName)?.[1].Properties.Role as { 'Fn::GetAtt': [string, string] };
-      const policies = roles.get(role['Fn::GetAtt'][0])?.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[];
+      const role = functions.find(([name]) => name === functionName)?.[1].Properties.Role as { 'Fn::Sub': string };
+      const policies = roles.get(/^\$\{(\w+)\.Arn\}$/.exec(role['Fn::Sub'])?.[1] ?? '')?.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[];
       return policies.flatMap((p) => p.PolicyDocument.Statement);
     };
     const allowed = (functionName: string, action: string) =>
