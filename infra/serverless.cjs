@@ -15,7 +15,8 @@ async function loadPlan(file) {
   const here = path.join(__dirname, 'serverless.cjs');
   const pipeline = (await tsImport(path.resolve(file), here)).default;
   const { planPipeline } = await tsImport('../lib/plan/planner.ts', here);
-  return planPipeline(pipeline);
+  const { triggerStartingPosition } = await tsImport('../lib/plan/trigger-position.ts', here);
+  return { plan: planPipeline(pipeline), triggerStartingPosition };
 }
 
 /** Function names are `<service>-<stage>-<function>`; Lambda allows 64 characters. */
@@ -115,16 +116,21 @@ function alarms(plan, service, functionKeys, processorKeys) {
 /**
  * A stage's trigger: Amazon MSK by default; with SLUICE_KAFKA_TRIGGER=self-managed, a
  * self-managed Kafka event source (bootstrap servers, SASL/SCRAM credentials from Secrets
- * Manager, the VPC to reach the brokers from).
+ * Manager, the VPC to reach the brokers from). Its batching is the pipeline's
+ * (`env.setEventSourceMapping`) unless `--param` names it; a source stage starts where its
+ * source's offsets initializer does.
  */
-function trigger(topic, consumerGroupId, scram) {
+function trigger({ topic, consumerGroupId, startingPosition, batching, scram }) {
   const common = {
     topic,
-    batchSize: '${param:batchSize}',
-    maximumBatchingWindow: '${param:batchingWindowSeconds}',
-    startingPosition: 'TRIM_HORIZON',
+    batchSize: batching.batchSize ?? '${param:batchSize}',
+    maximumBatchingWindow: batching.maximumBatchingWindowSeconds ?? '${param:batchingWindowSeconds}',
+    ...startingPosition,
     consumerGroupId,
     enabled: true,
+    ...(batching.provisionedPollers
+      ? { provisionedPollerConfig: { minimumPollers: batching.provisionedPollers.minimum, maximumPollers: batching.provisionedPollers.maximum } }
+      : {}),
   };
   if (process.env.SLUICE_KAFKA_TRIGGER === 'self-managed') {
     return {
@@ -142,14 +148,19 @@ function trigger(topic, consumerGroupId, scram) {
   return { msk: { arn: '${param:mskClusterArn}', ...common, ...(scram ? { saslScram512: '${param:kafkaScramSecretArn}' } : {}) } };
 }
 
+/** The `--param name=value` given on the command line, if any. */
+function commandLineParam(options, name) {
+  const pattern = new RegExp(`^${name}=(.*)$`);
+  return [options.param ?? []].flat().map((param) => pattern.exec(param)?.[1]).find((value) => value !== undefined);
+}
+
 /**
  * Whether the functions and the triggers authenticate with SASL/SCRAM: `--param kafkaAuth=SCRAM`,
  * which a self-managed trigger needs (it authenticates so). The credentials stay in the secret.
  * Read from the command line: this file names the service, so `param:` cannot be resolved yet.
  */
 function scramFrom(options) {
-  const params = [options.param ?? []].flat();
-  const kafkaAuth = params.map((param) => /^kafkaAuth=(.*)$/.exec(param)?.[1]).find((value) => value !== undefined) ?? 'IAM';
+  const kafkaAuth = commandLineParam(options, 'kafkaAuth') ?? 'IAM';
   const scram = kafkaAuth.toUpperCase() === 'SCRAM';
   if (process.env.SLUICE_KAFKA_TRIGGER === 'self-managed' && !scram) {
     throw new Error('A self-managed Kafka trigger authenticates with SASL/SCRAM: add --param kafkaAuth=SCRAM so that the functions do too');
@@ -158,8 +169,16 @@ function scramFrom(options) {
 }
 
 module.exports = async ({ options }) => {
-  const plan = await loadPlan(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE);
+  const { plan, triggerStartingPosition } = await loadPlan(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE);
   const scram = scramFrom(options);
+  const { batchSize, maximumBatchingWindowSeconds, provisionedPollers } = plan.eventSourceMapping;
+  const batching = {
+    ...(commandLineParam(options, 'batchSize') === undefined && batchSize !== undefined ? { batchSize } : {}),
+    ...(commandLineParam(options, 'batchingWindowSeconds') === undefined && maximumBatchingWindowSeconds !== undefined ? { maximumBatchingWindowSeconds } : {}),
+    ...(provisionedPollers ? { provisionedPollers } : {}),
+  };
+  const startingPositionOf = (stage) =>
+    stage.input.kind === 'source' ? triggerStartingPosition(stage.input.source.source.config.startingOffsets, Date.now()) : { startingPosition: 'TRIM_HORIZON' };
   const service = '${self:service}-${sls:stage}';
   const kafkaArn = (kind, name) => ({ 'Fn::Sub': `arn:\${AWS::Partition}:kafka:\${AWS::Region}:\${AWS::AccountId}:${kind}/\${param:mskClusterName}/\${param:mskClusterUuid}/${name}` });
 
@@ -172,7 +191,9 @@ module.exports = async ({ options }) => {
       handler: 'functions/processor.handler',
       description: `Sluice ${plan.pipeline}: processes ${stage.id} (${stageTopics(stage).join(', ')})`,
       environment: { SLUICE_STAGE: stage.id },
-      events: stageTopics(stage).map((topic) => trigger(topic, groupOf(plan, stage), scram)),
+      events: stageTopics(stage).map((topic) =>
+        trigger({ topic, consumerGroupId: groupOf(plan, stage), startingPosition: startingPositionOf(stage), batching, scram }),
+      ),
     };
   }
   const commitKey = 'commit';

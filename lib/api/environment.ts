@@ -61,6 +61,44 @@ export const BadRecordPolicy = {
   },
 };
 
+/**
+ * How Lambda's event-source mapping hands each stage's records to its processor, for every
+ * stage of the pipeline; offline mode's emulation follows it too. Unset fields keep the
+ * deployment's parameters (`--param batchSize=...`) or offline mode's flags and defaults. Where
+ * a source stage starts is its source's `setStartingOffsets`, not an option here.
+ */
+export interface EventSourceMappingOptions {
+  /** Records per invocation, at most: 1 to 10,000. */
+  readonly batchSize?: number;
+  /** How long the mapping gathers records before it invokes with fewer than `batchSize`: 0 to 300 s. */
+  readonly maximumBatchingWindowSeconds?: number;
+  /**
+   * Provisioned mode: event pollers kept ready for each trigger (each handles about 5 MB/s), for
+   * a steady latency under bursts, billed while provisioned. Minimum 1 to 200; maximum up to
+   * 1,000 (the serverless CLI's limit; Lambda's own is 2,000).
+   */
+  readonly provisionedPollers?: { readonly minimum: number; readonly maximum: number };
+}
+
+function validEventSourceMapping(options: EventSourceMappingOptions): EventSourceMappingOptions {
+  const whole = (what: string, value: number | undefined, low: number, high: number) => {
+    if (value !== undefined && (!Number.isInteger(value) || value < low || value > high)) {
+      throw new Error(`env.setEventSourceMapping: ${what} must be a whole number from ${low} to ${high}, not ${value}`);
+    }
+  };
+  whole('batchSize', options.batchSize, 1, 10_000);
+  whole('maximumBatchingWindowSeconds', options.maximumBatchingWindowSeconds, 0, 300);
+  const pollers = options.provisionedPollers;
+  if (pollers) {
+    whole('provisionedPollers.minimum', pollers.minimum, 1, 200);
+    whole('provisionedPollers.maximum', pollers.maximum, 1, 1_000);
+    if (pollers.minimum > pollers.maximum) {
+      throw new Error(`env.setEventSourceMapping: provisionedPollers.minimum (${pollers.minimum}) exceeds its maximum (${pollers.maximum})`);
+    }
+  }
+  return { ...options };
+}
+
 export interface EnvironmentOptions {
   /** Names the pipeline: its repartition topics, tables and functions derive from it. */
   readonly name: string;
@@ -79,6 +117,7 @@ export class StreamExecutionEnvironment {
   private badRecordPolicy: BadRecordPolicy = BadRecordPolicy.fail();
   private recordContentsInErrors = false;
   private maxEventTimeAheadMs: number | undefined;
+  private eventSourceMapping: EventSourceMappingOptions = {};
 
   private constructor({ name }: EnvironmentOptions) {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) {
@@ -163,6 +202,21 @@ export class StreamExecutionEnvironment {
 
   getMaxEventTimeAhead(): number | undefined {
     return this.maxEventTimeAheadMs;
+  }
+
+  /**
+   * Sets the event-source mapping of every stage's trigger: batch size, batching window and
+   * provisioned pollers. Lambda's filter criteria are not offered: a processor reads back any
+   * offsets its batch skips (that is how it stays exactly-once across cut batches), so a
+   * filter would save nothing; filter in the pipeline (`.filter(...)`) instead.
+   */
+  setEventSourceMapping(options: EventSourceMappingOptions): this {
+    this.eventSourceMapping = validEventSourceMapping(options);
+    return this;
+  }
+
+  getEventSourceMapping(): EventSourceMappingOptions {
+    return this.eventSourceMapping;
   }
 
   fromSource<T>(source: KafkaSource<T>, watermarks: WatermarkStrategy<T>, sourceName: string): DataStream<T> {

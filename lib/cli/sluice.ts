@@ -141,8 +141,8 @@ Options:
   --no-generate                 only process what the input topics hold and receive
   --print-output                print what the sinks write, read back with read_committed
   --checkpoint-interval <ms>    replace the pipeline's checkpoint interval (output appears at checkpoints)
-  --batch-size <n>              records per event, at most (default 100, as Lambda)
-  --batch-window <ms>           batching window (default 500, as Lambda)
+  --batch-size <n>              records per event, at most (default: the pipeline's, else 100, as Lambda)
+  --batch-window <ms>           batching window (default: the pipeline's, else 500, as Lambda)
   --partitions <n>              partitions of the topics it creates (default 4)
   --state-dir <dir>             where the emulators keep their data
   --for <seconds>               stop by itself after this long
@@ -220,7 +220,8 @@ function per stage on its MSK trigger, the coordinator on a schedule, the commit
 state table, the snapshot bucket, a least-privilege role per function and the alarms.
 Parameters (see serverless.yml): mskClusterArn, mskClusterName, mskClusterUuid,
 kafkaBootstrapServers, kafkaAuth (IAM, SCRAM, TLS), kafkaScramSecretArn and kafkaScramKmsKeyArn
-(with SCRAM), subnetIdA, subnetIdB, securityGroupId, batchSize, batchingWindowSeconds,
+(with SCRAM), subnetIdA, subnetIdB, securityGroupId, batchSize and batchingWindowSeconds (where
+the pipeline's env.setEventSourceMapping does not set them; given here, they win over it),
 snapshotRetentionDays, alarmOffsetLag. AWS credentials come from the usual places (AWS_PROFILE, ...).
 
 Options:

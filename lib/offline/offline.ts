@@ -219,6 +219,11 @@ export class OfflineSession {
     }
 
     const throughput = new Throughput();
+    // The command line's batching, else the pipeline's (env.setEventSourceMapping), else Lambda's defaults.
+    const { eventSourceMapping } = plan;
+    const batchSize = options.batchSize ?? eventSourceMapping.batchSize;
+    const windowSeconds = eventSourceMapping.maximumBatchingWindowSeconds;
+    const batchWindowMs = options.batchWindowMs ?? (windowSeconds === undefined ? undefined : windowSeconds * 1000);
     for (const stage of plan.stages) {
       const handler = processorHandler(runtime, stage.id);
       const inputs = planTopics({ ...plan, stages: [stage] });
@@ -228,8 +233,8 @@ export class OfflineSession {
           topic: description.topic,
           partitions: description.partitions.map((p) => p.partition),
           groupId: stage.input.kind === 'source' ? stage.input.source.source.config.groupId : `${pipelineName}-${stage.id}`,
-          ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
-          ...(options.batchWindowMs === undefined ? {} : { batchWindowMs: options.batchWindowMs }),
+          ...(batchSize === undefined ? {} : { batchSize }),
+          ...(batchWindowMs === undefined ? {} : { batchWindowMs }),
           handler,
           onBatch: (_, __, result) => throughput.add((result as { batches: BatchReport[] }).batches),
           onError: (error, partition, attempt) =>

@@ -1,5 +1,6 @@
 import type { OffsetsInitializer } from '../api/source.js';
 import type { Plan, PlanNode, Stage } from './plan.js';
+import { triggerStartingPosition } from './trigger-position.js';
 
 /** A plan as plain data: what `sluice explain --json` prints. */
 export interface PlanDescription {
@@ -8,6 +9,7 @@ export interface PlanDescription {
   readonly maxParallelism: number;
   readonly checkpointing: Plan['checkpointing'];
   readonly badRecordPolicy: string;
+  readonly eventSourceMapping: Plan['eventSourceMapping'];
   readonly stages: readonly StageDescription[];
 }
 
@@ -48,6 +50,7 @@ function describeInput(stage: Stage): Record<string, unknown> {
     topics: source.describeTopics(),
     groupId: source.config.groupId,
     startingOffsets: offsets(source.config.startingOffsets),
+    triggerStartingPosition: triggerStartingPosition(source.config.startingOffsets, Date.now()).startingPosition,
     watermarks: watermarks.description + (watermarks.idlenessMs ? `, idle after ${watermarks.idlenessMs} ms` : ''),
     partitionedByRecordKey: input.partitionedByRecordKey,
   };
@@ -127,6 +130,7 @@ export function describePlan(plan: Plan): PlanDescription {
     maxParallelism: plan.maxParallelism,
     checkpointing: plan.checkpointing,
     badRecordPolicy: policy.kind === 'dead-letter' ? `dead-letter to ${policy.topic}` : policy.kind,
+    eventSourceMapping: plan.eventSourceMapping,
     stages: plan.stages.map((stage) => ({
       id: stage.id,
       input: describeInput(stage),
@@ -134,6 +138,14 @@ export function describePlan(plan: Plan): PlanDescription {
       outputs: describeOutputs(stage, plan),
     })),
   };
+}
+
+function formatTriggers({ batchSize, maximumBatchingWindowSeconds, provisionedPollers }: Plan['eventSourceMapping']): string {
+  return [
+    `batches of ${batchSize ?? 'the deployment’s batchSize'}`,
+    `window ${maximumBatchingWindowSeconds === undefined ? 'the deployment’s batchingWindowSeconds' : `${maximumBatchingWindowSeconds} s`}`,
+    provisionedPollers ? `provisioned pollers ${provisionedPollers.minimum} to ${provisionedPollers.maximum}` : 'on-demand pollers',
+  ].join(', ');
 }
 
 /** The plan as text for people: what `sluice explain` prints. */
@@ -144,6 +156,7 @@ export function formatPlan(plan: Plan): string {
     `Pipeline ${d.pipeline}: ${d.stages.length} stage${d.stages.length === 1 ? '' : 's'}`,
     `  checkpoints: ${intervalMs > 0 ? `every ${intervalMs} ms, timeout ${timeoutMs} ms` : 'off'}; ` +
       `key groups: ${d.maxParallelism}; repartition partitions: ${d.parallelism}; bad records: ${d.badRecordPolicy}`,
+    `  triggers: ${formatTriggers(d.eventSourceMapping)}`,
   ];
   for (const stage of d.stages) {
     const input = stage.input;
@@ -155,7 +168,7 @@ export function formatPlan(plan: Plan): string {
     );
     if (input.kind === 'source') {
       lines.push(
-        `  input: group ${String(input.groupId)}, ${String(input.startingOffsets)}, watermarks: ${String(input.watermarks)}` +
+        `  input: group ${String(input.groupId)}, ${String(input.startingOffsets)} (trigger from ${String(input.triggerStartingPosition)}), watermarks: ${String(input.watermarks)}` +
           (input.partitionedByRecordKey ? ', partitioned by record key' : ''),
       );
     }

@@ -1,4 +1,4 @@
-import type { BadRecordPolicy } from '../api/environment.js';
+import type { BadRecordPolicy, EventSourceMappingOptions } from '../api/environment.js';
 import type { AnyStateDescriptor } from '../api/state.js';
 import type {
   KeyByTransformation,
@@ -30,6 +30,8 @@ export interface Plan {
   readonly maxEventTimeAheadMs?: number;
   /** EXACTLY_ONCE when any sink is; repartition topics then carry transactional writes too. */
   readonly internalGuarantee: DeliveryGuarantee;
+  /** The triggers' batching (`env.setEventSourceMapping`); unset fields are the deployment's. */
+  readonly eventSourceMapping: EventSourceMappingOptions;
 }
 
 export type StageInput =

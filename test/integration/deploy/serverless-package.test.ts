@@ -160,6 +160,20 @@ describe('npx serverless package', () => {
     expect(ofType(template, 'AWS::Lambda::Function')).toHaveLength(4);
   }, 300_000);
 
+  it('sets each trigger’s batching and pollers from the pipeline and its starting position from the source, and lets --param override the batching', async () => {
+    const { template } = await packageFor('test/fixtures/pipelines/tuned-triggers.ts');
+    const [mapping] = ofType(template, 'AWS::Lambda::EventSourceMapping');
+    expect(mapping?.[1].Properties).toMatchObject({
+      Topics: ['clicks'],
+      BatchSize: 2000,
+      MaximumBatchingWindowInSeconds: 5,
+      StartingPosition: 'LATEST',
+      ProvisionedPollerConfig: { MinimumPollers: 2, MaximumPollers: 10 },
+    });
+    const overridden = await packageFor('test/fixtures/pipelines/tuned-triggers.ts', 'msk', {}, { batchSize: '50', batchingWindowSeconds: '0' });
+    expect(ofType(overridden.template, 'AWS::Lambda::EventSourceMapping')[0]?.[1].Properties).toMatchObject({ BatchSize: 50, MaximumBatchingWindowInSeconds: 0 });
+  }, 300_000);
+
   it('triggers from a self-managed Kafka cluster instead, reading SCRAM credentials from Secrets Manager', async () => {
     const { template } = await packageFor('examples/order-aggregation.ts', 'self-managed', {}, { kafkaAuth: 'SCRAM' });
     const [mapping] = ofType(template, 'AWS::Lambda::EventSourceMapping');

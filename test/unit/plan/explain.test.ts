@@ -7,9 +7,10 @@ describe('sluice explain', () => {
     expect(code).toBe(0);
     expect(stdout).toBe(`Pipeline order-aggregation: 2 stages
   checkpoints: every 60000 ms, timeout 600000 ms; key groups: 128; repartition partitions: 4; bad records: fail
+  triggers: batches of the deployment’s batchSize, window the deployment’s batchingWindowSeconds, on-demand pollers
 
 stage-1: one shard per partition of orders (source "Order Source")
-  input: group order-aggregation, committed offsets (reset EARLIEST), watermarks: bounded out-of-orderness of 10000 ms
+  input: group order-aggregation, committed offsets (reset EARLIEST) (trigger from TRIM_HORIZON), watermarks: bounded out-of-orderness of 10000 ms
   1. Order Source [source] reads orders
   2. keyBy [repartition] writes order-aggregation-keyBy-repartition keyed by keyBy ← Order Source
   → repartition: topic order-aggregation-keyBy-repartition, partitions 4, deliveryGuarantee EXACTLY_ONCE
@@ -30,9 +31,10 @@ stage-2: one shard per partition of order-aggregation-keyBy-repartition (4 parti
     expect(code).toBe(0);
     expect(stdout).toBe(`Pipeline order-aggregation-in-place: 1 stage
   checkpoints: every 60000 ms, timeout 600000 ms; key groups: 128; repartition partitions: 4; bad records: fail
+  triggers: batches of the deployment’s batchSize, window the deployment’s batchingWindowSeconds, on-demand pollers
 
 stage-1: one shard per partition of orders (source "Order Source")
-  input: group order-aggregation-in-place, committed offsets (reset EARLIEST), watermarks: bounded out-of-orderness of 10000 ms, partitioned by record key
+  input: group order-aggregation-in-place, committed offsets (reset EARLIEST) (trigger from TRIM_HORIZON), watermarks: bounded out-of-orderness of 10000 ms, partitioned by record key
   1. Order Source [source] reads orders
   2. keyBy [keyBy] in place: each element’s key is its record’s Kafka key ← Order Source
   3. category-totals [window, keyed] tumbling event-time windows of 300000 ms, sum('amount') ← keyBy
@@ -48,9 +50,10 @@ stage-1: one shard per partition of orders (source "Order Source")
     expect(code).toBe(0);
     expect(stdout).toBe(`Pipeline top-category: 2 stages
   checkpoints: every 30000 ms, timeout 120000 ms; key groups: 128; repartition partitions: 2; bad records: fail
+  triggers: batches of the deployment’s batchSize, window the deployment’s batchingWindowSeconds, on-demand pollers
 
 stage-1: one shard per partition of orders (source "orders")
-  input: group top-category, committed offsets (reset EARLIEST), watermarks: bounded out-of-orderness of 5000 ms, partitioned by record key
+  input: group top-category, committed offsets (reset EARLIEST) (trigger from TRIM_HORIZON), watermarks: bounded out-of-orderness of 5000 ms, partitioned by record key
   1. orders [source] reads orders
   2. keyBy [keyBy] in place: each element’s key is its record’s Kafka key ← orders
   3. minute-totals [window, keyed] tumbling event-time windows of 60000 ms, sum('amount') ← keyBy
