@@ -2,7 +2,7 @@
 // per stage with its MSK (or self-managed Kafka) trigger, the coordinator on a schedule, the
 // commit function, a least-privilege IAM role for each function (scoped to this pipeline's
 // own table, bucket, cluster, topics, groups, transactional ids and functions, and to what
-// that function does), and the alarms. The state table and snapshot bucket are in
+// that function does), the alarms and a dashboard. The state table and snapshot bucket are in
 // infra/resources.yml. The pipeline file is SLUICE_PIPELINE_FILE (default: the seed example).
 'use strict';
 
@@ -111,6 +111,38 @@ function alarms(plan, service, functionKeys, processorKeys) {
     TreatMissingData: 'breaching',
   });
   return resources;
+}
+
+/**
+ * One CloudWatch dashboard for the pipeline: records in and out and batch latency per stage,
+ * each processor's offset lag, checkpoints, transactions, dropped records, and every
+ * function's errors and duration.
+ */
+function dashboard(plan, service, functionKeys, processorKeys) {
+  const perStage = (metricName, stat) => plan.stages.map((stage) => ['Sluice', metricName, 'service', service, 'stage', stage.id, { stat, label: `${stage.id} ${metricName}` }]);
+  const perFunction = (keys, metricName, stat) => keys.map((key) => ['AWS/Lambda', metricName, 'FunctionName', `${service}-${key}`, { stat, label: key }]);
+  const ofService = (metricName, stat) => ['Sluice', metricName, 'service', service, { stat }];
+  const widgets = [
+    ['Records in and out', [...perStage('RecordsIn', 'Sum'), ...perStage('RecordsOut', 'Sum')]],
+    ['Offset lag (records behind)', perFunction(processorKeys, 'OffsetLag', 'Maximum')],
+    ['Batch latency p99 (ms)', perStage('BatchLatency', 'p99')],
+    ['Checkpoints', [ofService('CheckpointsCompleted', 'Sum'), ofService('CheckpointDuration', 'Maximum')]],
+    ['Transactions', [ofService('TransactionsCommitted', 'Sum'), ofService('TransactionsLost', 'Sum')]],
+    ['Records dropped', [...perStage('LateRecordsDropped', 'Sum'), ...perStage('BadRecordsSkipped', 'Sum'), ...perStage('BadRecordsDeadLettered', 'Sum')]],
+    ['Function errors', perFunction(functionKeys, 'Errors', 'Sum')],
+    ['Function duration p99 (ms)', perFunction(functionKeys, 'Duration', 'p99')],
+  ].map(([title, metrics], index) => ({
+    type: 'metric',
+    x: (index % 2) * 12,
+    y: Math.floor(index / 2) * 6,
+    width: 12,
+    height: 6,
+    properties: { title, metrics, region: '${AWS::Region}', period: ALARM_PERIOD_S, view: 'timeSeries', stacked: false },
+  }));
+  return {
+    Type: 'AWS::CloudWatch::Dashboard',
+    Properties: { DashboardName: service, DashboardBody: { 'Fn::Sub': JSON.stringify({ widgets }) } },
+  };
 }
 
 /**
@@ -342,7 +374,9 @@ module.exports = async ({ options }) => {
   functions[commitKey].role = roleArn(commitKey);
   // Source maps stay out of the zips (infra/source-maps.cjs keeps them beside).
   for (const fn of Object.values(functions)) fn.package = { patterns: ['!functions/*.map'] };
-  Object.assign(resources, alarms(plan, service, Object.keys(functions), Object.keys(processorNames).map((id) => functionKey(`processor-${id}`))));
+  const processorKeys = Object.keys(processorNames).map((id) => functionKey(`processor-${id}`));
+  Object.assign(resources, alarms(plan, service, Object.keys(functions), processorKeys));
+  resources.Dashboard = dashboard(plan, service, Object.keys(functions), processorKeys);
 
   return {
     pipeline: plan.pipeline,

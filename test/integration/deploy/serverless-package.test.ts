@@ -151,6 +151,30 @@ describe('npx serverless package', () => {
       TreatMissingData: 'breaching',
     });
     expect(functions[0]?.[1].Properties.Environment).toMatchObject({ Variables: { POWERTOOLS_SERVICE_NAME: 'sluice-order-aggregation-dev' } });
+
+    // A dashboard of the metrics the alarms watch, and more.
+    const dashboard = ofType(template, 'AWS::CloudWatch::Dashboard')[0]?.[1].Properties;
+    const body = JSON.parse((dashboard?.DashboardBody as { 'Fn::Sub': string })['Fn::Sub']) as {
+      widgets: { properties: { title: string; region: string; metrics: unknown[][] } }[];
+    };
+    const widget = (title: string) => body.widgets.find((w) => w.properties.title === title)?.properties;
+    expect(body.widgets.map((w) => w.properties.title)).toEqual([
+      'Records in and out',
+      'Offset lag (records behind)',
+      'Batch latency p99 (ms)',
+      'Checkpoints',
+      'Transactions',
+      'Records dropped',
+      'Function errors',
+      'Function duration p99 (ms)',
+    ]);
+    expect(widget('Records in and out')?.region).toBe('${AWS::Region}');
+    expect(widget('Offset lag (records behind)')?.metrics.map((m) => m.slice(0, 4))).toEqual([
+      ['AWS/Lambda', 'OffsetLag', 'FunctionName', 'sluice-order-aggregation-dev-processorstage1'],
+      ['AWS/Lambda', 'OffsetLag', 'FunctionName', 'sluice-order-aggregation-dev-processorstage2'],
+    ]);
+    expect(widget('Records in and out')?.metrics[0]?.slice(0, 6)).toEqual(['Sluice', 'RecordsIn', 'service', 'sluice-order-aggregation-dev', 'stage', 'stage-1']);
+    expect(widget('Function errors')?.metrics).toHaveLength(4);
   }, 300_000);
 
   it('deploys a processor per stage of a two-stage pipeline, the second on its repartition topic', async () => {
