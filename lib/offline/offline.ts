@@ -131,13 +131,15 @@ export function formatStatusLine(status: PipelineStatus, rates: StatusRates): st
   const pending = status.shards.reduce((n, s) => n + s.transactions.filter((t) => t.state === 'open').length, 0);
   const lost = status.shards.reduce((n, s) => n + s.transactions.filter((t) => t.state === 'lost').length, 0);
   const { triggered, completed, completedAt, committed } = status.checkpoints;
+  const deleted = [...new Set(status.deletedOutput.map((d) => `${d.topic}/${d.partition}`))];
   const last =
     completed > 0
       ? `checkpoint ${completed} at ${new Date(completedAt).toISOString().slice(11, 19)} (triggered ${triggered}, committed ${committed})`
       : 'no checkpoint yet';
   return (
     `in ${rates.totalIn} (${Math.round(rates.in)}/s) · out ${rates.totalOut} (${Math.round(rates.out)}/s) · lag ${lag} · ${last} · ` +
-    `pending transactions ${pending}${lost > 0 ? ` · LOST ${lost}` : ''}`
+    `pending transactions ${pending}${lost > 0 ? ` · LOST ${lost}` : ''}` +
+    (deleted.length > 0 ? ` · COMMITTED OUTPUT DELETED from ${deleted.join(', ')} (sluice status --offline says more)` : '')
   );
 }
 

@@ -1,5 +1,5 @@
 import type { TransactionDescription } from '../kafka/describe-transactions.js';
-import type { TransactionHandle } from '../kafka/transaction-handle.js';
+import type { RecordPosition, TransactionHandle } from '../kafka/transaction-handle.js';
 import type { CoordinatorRecord } from '../state/coordinator-store.js';
 import { shardRefOf } from './coordinator.js';
 import { runtimeProgressOf } from './processor.js';
@@ -9,6 +9,8 @@ import type { Plan } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
 import type { ShardStore } from '../state/shard-store.js';
 import type { ShardTarget } from './coordinator.js';
+import { checkpointManifestKey, readManifest } from '../snapshot/checkpoint-state.js';
+import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 
 /**
  * A pending transaction as the broker sees it: `open` (waiting for its checkpoint),
@@ -37,10 +39,27 @@ export interface ShardStatus {
   readonly transactions: readonly { readonly transactionalId: string; readonly checkpoint: number; readonly state: TransactionState }[];
 }
 
+/**
+ * Output of the latest committed checkpoint that its partition's log no longer holds: the
+ * log starts past it, so retention (or a deleteRecords) removed committed output, perhaps
+ * before every consumer read it.
+ */
+export interface DeletedOutput {
+  readonly checkpoint: number;
+  /** When the checkpoint's manifest was written. */
+  readonly checkpointAt: number;
+  readonly topic: string;
+  readonly partition: number;
+  /** The latest record there that one of the checkpoint's transactions wrote first. */
+  readonly offset: number;
+  readonly logStart: number;
+}
+
 export interface PipelineStatus {
   readonly pipeline: string;
   readonly checkpoints: Pick<CoordinatorRecord, 'triggered' | 'triggeredAt' | 'completed' | 'completedAt' | 'committed'>;
   readonly shards: readonly ShardStatus[];
+  readonly deletedOutput: readonly DeletedOutput[];
 }
 
 function stateOf(handle: TransactionHandle, description: TransactionDescription | undefined): TransactionState {
@@ -58,6 +77,8 @@ export interface StatusSources {
   readonly admin: TopicAdmin;
   readonly committer: TransactionCommitter;
   readonly reader: CommittedReader;
+  /** Where the checkpoint manifests are; without it, deleted output is not looked for. */
+  readonly snapshots?: SnapshotStore | undefined;
   shards(): Promise<ShardTarget[]>;
 }
 
@@ -98,7 +119,33 @@ export async function pipelineStatus(runtime: StatusSources): Promise<PipelineSt
     });
   }
   const { triggered, triggeredAt, completed, completedAt, committed } = record;
-  return { pipeline: plan.pipeline, checkpoints: { triggered, triggeredAt, completed, completedAt, committed }, shards };
+  return {
+    pipeline: plan.pipeline,
+    checkpoints: { triggered, triggeredAt, completed, completedAt, committed },
+    shards,
+    deletedOutput: await deletedOutput(runtime, committed),
+  };
+}
+
+/** The latest committed checkpoint's output positions that lie below their partition's log start. */
+async function deletedOutput({ snapshots, admin }: StatusSources, committed: number): Promise<DeletedOutput[]> {
+  if (!snapshots || committed <= 0) return [];
+  const manifest = await readManifest(snapshots, checkpointManifestKey(committed));
+  if (!manifest) return [];
+  const written = manifest.shards.flatMap((shard) => shard.transactions.flatMap((handle) => (handle.firstRecord ? [handle.firstRecord] : [])));
+  if (written.length === 0) return [];
+  // One position per partition: the latest the checkpoint's transactions wrote first.
+  const latest = new Map<string, RecordPosition>();
+  for (const position of written) {
+    const key = `${position.topic}\0${position.partition}`;
+    if ((latest.get(key)?.offset ?? -1) < position.offset) latest.set(key, position);
+  }
+  const topics = await admin.describeTopics([...new Set(written.map((position) => position.topic))]);
+  return [...latest.values()].flatMap(({ topic, partition, offset }) => {
+    const low = topics.find((t) => t.topic === topic)?.partitions.find((p) => p.partition === partition)?.low;
+    const logStart = Number(low ?? 0);
+    return logStart > offset ? [{ checkpoint: committed, checkpointAt: manifest.createdAt, topic, partition, offset, logStart }] : [];
+  });
 }
 
 export function formatStatus(status: PipelineStatus): string {
@@ -116,6 +163,19 @@ export function formatStatus(status: PipelineStatus): string {
       `${`${shard.stageId} ${shard.topic}/${shard.partition}`.padEnd(48)} ${String(shard.offset ?? '-').padStart(10)} ` +
         `${String(shard.lag).padStart(8)} ${String(shard.acknowledged).padStart(5)} ${String(shard.dropped.late).padStart(7)} ` +
         `${String(shard.dropped.skipped + shard.dropped.deadLettered).padStart(7)} ${transactions}`,
+    );
+  }
+  if (status.deletedOutput.length > 0) {
+    lines.push('', 'Committed output deleted from the log (consumers that had not read it have lost it):');
+    for (const deleted of status.deletedOutput) {
+      lines.push(
+        `  ${deleted.topic}/${deleted.partition}: checkpoint ${deleted.checkpoint} (${new Date(deleted.checkpointAt).toISOString()}) wrote offset ` +
+          `${deleted.offset}, and the log now starts at ${deleted.logStart}.`,
+      );
+    }
+    lines.push(
+      '  The topic deletes records by their timestamp (retention.ms) or its size (retention.bytes). Raise its retention, or stamp ' +
+        'output with the time it is written (setRecordTimestamp(RecordTimestamp.WRITE_TIME)) so that old event times are not deleted at once.',
     );
   }
   return `${lines.join('\n')}\n`;

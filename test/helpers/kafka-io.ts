@@ -69,3 +69,16 @@ export async function consumeTopic(
   return messages;
 }
 
+
+/** Moves a partition's log start to `offset` (Kafka's deleteRecords), as retention moves it. */
+export async function deleteRecordsBefore(brokers: readonly string[], topic: string, partition: number, offset: string): Promise<void> {
+  const admin = new Kafka({ brokers: [...brokers], clientId: 'sluice-test-admin', logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    // kafkajs looks the partition's leader up in metadata it does not load itself.
+    await admin.fetchTopicMetadata({ topics: [topic] });
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset }] });
+  } finally {
+    await admin.disconnect();
+  }
+}

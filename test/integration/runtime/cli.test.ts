@@ -10,6 +10,7 @@ import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { LambdaDriver } from '../../../lib/testing/index.js';
+import { deleteRecordsBefore } from '../../helpers/kafka-io.js';
 import { generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline } from '../../helpers/pipelines.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
@@ -75,6 +76,17 @@ describe('sluice status, savepoint and restore', () => {
     const json = JSON.parse((await sluice('status', PIPELINE_FILE, '--json')).stdout) as { shards: { lag: number; dropped: { late: number; skipped: number } }[] };
     expect(json.shards.map((s) => s.lag)).toEqual([0, 0]);
     expect(json.shards.reduce((sum, s) => sum + s.dropped.late, 0), 'every late order counted once').toBe(late);
+    expect(status.stdout).not.toContain('Committed output deleted');
+
+    // The log start moves past the committed output, as retention moves it: status says so.
+    await deleteRecordsBefore(testBrokers(), `${name}-out`, 0, (await environment().admin.describeTopics([`${name}-out`]))[0]?.partitions[0]?.high ?? '0');
+    const flagged = await sluice('status', PIPELINE_FILE);
+    expect(flagged.stdout).toMatch(
+      new RegExp(`Committed output deleted from the log[^\\n]*\\n  ${name}-out/0: checkpoint ${checkpoint} \\(20\\d\\d-[^)]+\\) wrote offset \\d+, and the log now starts at \\d+\\.`),
+    );
+    expect(flagged.stdout).toContain('setRecordTimestamp(RecordTimestamp.WRITE_TIME)');
+    const flaggedJson = JSON.parse((await sluice('status', PIPELINE_FILE, '--json')).stdout) as { deletedOutput: { topic: string; checkpoint: number }[] };
+    expect(flaggedJson.deletedOutput).toEqual([expect.objectContaining({ topic: `${name}-out`, partition: 0, checkpoint })]);
 
     expect(await sluice('savepoint', PIPELINE_FILE, '--name', 'before-upgrade')).toEqual({
       code: 0,

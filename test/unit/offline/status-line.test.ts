@@ -9,6 +9,7 @@ const status: PipelineStatus = {
   pipeline: 'orders',
   checkpoints: { triggered: 3, triggeredAt: 0, completed: 2, completedAt: Date.UTC(2026, 11, 1, 12, 0, 5), committed: 2 },
   shards: [],
+  deletedOutput: [],
 };
 
 describe('the status line of sluice offline', () => {
@@ -24,5 +25,11 @@ describe('the status line of sluice offline', () => {
     throughput.add([batch(100, 0)]);
     // Past the window, the first batches leave the rate and stay in the totals.
     expect(throughput.now()).toEqual({ in: 10, out: 0, totalIn: 314, totalOut: 4 });
+  });
+
+  it('says when committed output has been deleted from the log', () => {
+    const deleted = { checkpoint: 2, checkpointAt: 0, topic: 'totals', partition: 1, offset: 5, logStart: 9 };
+    const line = formatStatusLine({ ...status, deletedOutput: [deleted, { ...deleted, offset: 7 }] }, new Throughput().now());
+    expect(line).toMatch(/ · COMMITTED OUTPUT DELETED from totals\/1 \(sluice status --offline says more\)$/);
   });
 });
