@@ -7,6 +7,9 @@ import { describePlan, formatPlan } from '../plan/explain.js';
 import { planPipeline, PipelineValidationError } from '../plan/planner.js';
 import { configWithSecrets, PipelineRuntime, type RuntimeConfig } from '../aws/runtime.js';
 import { formatStatus, pipelineStatus } from '../runtime/status.js';
+import { checkTopicSettings, formatTopicSettings, topicSettingsConnection } from '../runtime/topic-settings.js';
+import type { KafkaConnectionOptions } from '../kafka/connection.js';
+import type { Plan } from '../plan/plan.js';
 import { OfflineSession } from '../offline/offline.js';
 import { offlineRuntimeConfig, offlineStateDir } from '../offline/offline-state.js';
 import { savepointNameProblem } from '../snapshot/checkpoint-state.js';
@@ -198,16 +201,26 @@ Environment: KAFKA_BROKERS, SLUICE_DYNAMODB_ENDPOINT, SLUICE_S3_ENDPOINT to use 
     usage: `Usage: sluice explain <pipeline-file> [--json]
 
 Compiles the pipeline (the file's default export) into stages and prints them:
-each stage's input, its operators with their state, and what it writes.
+each stage's input, its operators with their state, and what it writes. Where the brokers
+answer (KAFKA_BROKERS and KAFKA_AUTH, else the sources' bootstrap servers), it also reads
+each topic's partitions and settings, and warns of what will bite: a missing topic, a sink
+whose retention would delete output stamped with old event times, a repartition topic with
+other partitions than the pipeline's parallelism.
 
 Options:
-  --json   print the plan as JSON
-  --help   show this help
+  --json         print the plan as JSON
+  --no-brokers   do not contact the brokers
+  --help         show this help
 `,
-    options: { json: { type: 'boolean' } },
+    options: { json: { type: 'boolean' }, 'no-brokers': { type: 'boolean' } },
     async run(file, values, out) {
       const plan = planPipeline(await loadPipeline(file));
-      out(values.json ? `${JSON.stringify(describePlan(plan), null, 2)}\n` : formatPlan(plan));
+      const topics = values['no-brokers'] ? undefined : await topicSettingsOf(plan);
+      if (values.json) {
+        out(`${JSON.stringify({ ...describePlan(plan), ...(topics ? { topics: topics.result } : {}) }, null, 2)}\n`);
+        return;
+      }
+      out(formatPlan(plan) + (topics ? `\n${formatTopicSettings(topics.brokers, topics.result)}` : ''));
     },
   },
   deploy: {
@@ -249,7 +262,9 @@ Options:
         args.push('--param', param);
       }
       // A pipeline that does not plan fails here, with its own message, before anything is built.
-      planPipeline(await loadPipeline(file));
+      const plan = planPipeline(await loadPipeline(file));
+      const topics = await topicSettingsOf(plan);
+      out(formatTopicSettings(topics.brokers, topics.result));
       const code = await runServerless(args, { ...process.env, SLUICE_PIPELINE_FILE: file });
       if (code !== 0) throw new Error(`serverless ${args[0] ?? ''} exited with code ${code}`);
       out(values['package-only'] ? 'Packaged into .serverless/\n' : 'Deployed.\n');
@@ -355,6 +370,17 @@ Options:
 };
 
 class UsageError extends Error {}
+
+/** The pipeline's topics as the brokers have them, where they answer. */
+async function topicSettingsOf(plan: Plan) {
+  let connection: KafkaConnectionOptions;
+  try {
+    connection = topicSettingsConnection(plan);
+  } catch (error) {
+    return { brokers: [] as string[], result: { unreachable: error instanceof Error ? error.message : String(error) } };
+  }
+  return { brokers: connection.brokers, result: await checkTopicSettings(plan, connection) };
+}
 
 /** Runs the project's `serverless` (osls) with the terminal attached; resolves with its exit code. */
 function runServerless(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { sluice } from '../../helpers/cli.js';
 import { ofType, run, usePackaging, type Template } from '../../helpers/serverless-package.js';
 
 const packageFor = usePackaging();
@@ -229,6 +230,19 @@ describe('npx serverless package', () => {
       const statements = (role.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
       const reads = statements.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
       expect(reads, name).toEqual([{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secret] }]);
+    }
+  }, 300_000);
+
+  it('sluice deploy --package-only says what it found of the topics before it packages', async () => {
+    const saved = process.env.KAFKA_BROKERS;
+    process.env.KAFKA_BROKERS = '127.0.0.1:1';
+    try {
+      const packaged = await sluice('deploy', 'examples/order-aggregation.ts', '--package-only');
+      expect(packaged).toMatchObject({ code: 0, stderr: '' });
+      expect(packaged.stdout).toMatch(/^Topics: not checked, the brokers 127\.0\.0\.1:1 did not answer \(.*\)\.\nPackaged into \.serverless\/\n$/);
+    } finally {
+      if (saved === undefined) delete process.env.KAFKA_BROKERS;
+      else process.env.KAFKA_BROKERS = saved;
     }
   }, 300_000);
 

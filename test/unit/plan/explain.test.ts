@@ -3,7 +3,7 @@ import { sluice } from '../../helpers/cli.js';
 
 describe('sluice explain', () => {
   it('prints the seed pipeline as two stages: its keyBy repartitions', async () => {
-    const { code, stdout } = await sluice('explain', 'examples/order-aggregation.ts');
+    const { code, stdout } = await sluice('explain', 'examples/order-aggregation.ts', '--no-brokers');
     expect(code).toBe(0);
     expect(stdout).toBe(`Pipeline order-aggregation: 2 stages
   checkpoints: every 60000 ms, timeout 600000 ms; key groups: 128; repartition partitions: 4; bad records: fail
@@ -27,7 +27,7 @@ stage-2: one shard per partition of order-aggregation-keyBy-repartition (4 parti
   });
 
   it('prints the in-place variant as one stage, keyed by the record key', async () => {
-    const { code, stdout } = await sluice('explain', 'examples/order-aggregation-in-place.ts');
+    const { code, stdout } = await sluice('explain', 'examples/order-aggregation-in-place.ts', '--no-brokers');
     expect(code).toBe(0);
     expect(stdout).toBe(`Pipeline order-aggregation-in-place: 1 stage
   checkpoints: every 60000 ms, timeout 600000 ms; key groups: 128; repartition partitions: 4; bad records: fail
@@ -46,7 +46,7 @@ stage-1: one shard per partition of orders (source "Order Source")
   });
 
   it('cuts a keyBy on a new key into a repartition topic and a second stage', async () => {
-    const { code, stdout } = await sluice('explain', 'test/fixtures/pipelines/top-category.ts');
+    const { code, stdout } = await sluice('explain', 'test/fixtures/pipelines/top-category.ts', '--no-brokers');
     expect(code).toBe(0);
     expect(stdout).toBe(`Pipeline top-category: 2 stages
   checkpoints: every 30000 ms, timeout 120000 ms; key groups: 128; repartition partitions: 2; bad records: fail
@@ -73,7 +73,7 @@ stage-2: one shard per partition of top-category-keyBy-2-repartition (2 partitio
   });
 
   it('prints the plan as JSON with --json', async () => {
-    const { code, stdout } = await sluice('explain', 'test/fixtures/pipelines/top-category.ts', '--json');
+    const { code, stdout } = await sluice('explain', 'test/fixtures/pipelines/top-category.ts', '--json', '--no-brokers');
     expect(code).toBe(0);
     const plan = JSON.parse(stdout) as { stages: { id: string; input: Record<string, unknown>; outputs: unknown[] }[] };
     expect(plan.stages.map((s) => s.id)).toEqual(['stage-1', 'stage-2']);
@@ -105,7 +105,7 @@ describe('the sluice command', () => {
   it('runs from its bin entry and loads a TypeScript pipeline file', async () => {
     const { execFile } = await import('node:child_process');
     const { promisify } = await import('node:util');
-    const { stdout } = await promisify(execFile)(process.execPath, ['bin/sluice.js', 'explain', 'examples/order-aggregation.ts', '--json']);
+    const { stdout } = await promisify(execFile)(process.execPath, ['bin/sluice.js', 'explain', 'examples/order-aggregation.ts', '--json', '--no-brokers']);
     expect((JSON.parse(stdout) as { pipeline: string }).pipeline).toBe('order-aggregation');
   });
 });
