@@ -52,7 +52,7 @@ export {
   type ValueState,
 } from './state.js';
 export { days, hours, MAX_WATERMARK, milliseconds, MIN_WATERMARK, minutes, seconds } from './time.js';
-export { WatermarkStrategy, type TimestampAssigner, type WatermarkGenerator } from './watermark.js';
+export { WatermarkEmission, WatermarkStrategy, type TimestampAssigner, type WatermarkGenerator, type WatermarkOutput } from './watermark.js';
 export {
   EventTimeSessionWindows,
   maxTimestamp,

@@ -3,18 +3,51 @@ import { MIN_WATERMARK } from './time.js';
 /** Picks an element's event time; `recordTimestamp` is the Kafka record's timestamp. */
 export type TimestampAssigner<T> = (element: T, recordTimestamp: number) => number;
 
-/** Tracks event time for one source partition (Flink's `WatermarkGenerator`). */
-export interface WatermarkGenerator {
-  onEvent(timestamp: number): void;
-  /** The watermark to emit now: no later element is expected with a timestamp at or below it. */
-  currentWatermark(): number;
+/** Where a watermark generator emits (Flink's `WatermarkOutput`). */
+export interface WatermarkOutput {
+  /**
+   * No later element of this partition is expected at or below `watermark` (milliseconds). A
+   * watermark lower than one emitted before is ignored; emitting one makes the partition active.
+   */
+  emitWatermark(watermark: number): void;
+  /** The partition sends nothing for now: it stops holding back the source's watermark until it is active again. */
+  markIdle(): void;
+  markActive(): void;
+}
+
+/**
+ * Tracks event time for one source partition (Flink's `WatermarkGenerator`). `onEvent` sees
+ * every element with its timestamp, and may emit at once (punctuated watermarks, or watermarks
+ * carried in a field); `onPeriodicEmit` is called at each emission point
+ * (`env.setWatermarkEmission`: after every batch, by default).
+ */
+export interface WatermarkGenerator<T = unknown> {
+  onEvent(event: T, eventTimestamp: number, output: WatermarkOutput): void;
+  onPeriodicEmit(output: WatermarkOutput): void;
   /**
    * The generator's state as JSON, and its restore: the serverless runtime keeps it between
-   * invocations. A generator without them starts afresh in every invocation.
+   * invocations. A generator without them starts afresh in every invocation; the watermark it
+   * emitted last is kept either way.
    */
   snapshotState?(): unknown;
   restoreState?(state: unknown): void;
 }
+
+/**
+ * When the source's generators emit, and the stage moves to the new watermark: after each
+ * batch (the default), or also after every `records`-th offset of a partition. Counting by
+ * offset rather than by batch keeps the emission points where they are however a retried
+ * batch is cut, so a rerun judges lateness as the first run did.
+ */
+export type WatermarkEmission = { readonly kind: 'per-batch' } | { readonly kind: 'every-records'; readonly records: number };
+
+export const WatermarkEmission = {
+  perBatch: (): WatermarkEmission => ({ kind: 'per-batch' }),
+  everyRecords: (records: number): WatermarkEmission => {
+    if (!Number.isInteger(records) || records < 1) throw new Error(`WatermarkEmission.everyRecords needs a whole number ≥ 1, not ${records}`);
+    return { kind: 'every-records', records };
+  },
+};
 
 /**
  * How a source derives timestamps and watermarks, as Flink's `WatermarkStrategy<T>`. Each
@@ -25,7 +58,7 @@ export interface WatermarkGenerator {
 export class WatermarkStrategy<T> {
   private constructor(
     readonly description: string,
-    readonly createGenerator: () => WatermarkGenerator,
+    readonly createGenerator: () => WatermarkGenerator<T>,
     readonly timestampAssigner: TimestampAssigner<T> | undefined,
     readonly idlenessMs: number | undefined,
     /** False only for {@link WatermarkStrategy.noWatermarks}. */
@@ -42,10 +75,10 @@ export class WatermarkStrategy<T> {
       () => {
         let maxTimestamp = MIN_WATERMARK + maxOutOfOrdernessMs + 1;
         return {
-          onEvent: (timestamp) => {
+          onEvent: (_event, timestamp) => {
             if (timestamp > maxTimestamp) maxTimestamp = timestamp;
           },
-          currentWatermark: () => maxTimestamp - maxOutOfOrdernessMs - 1,
+          onPeriodicEmit: (output) => output.emitWatermark(maxTimestamp - maxOutOfOrdernessMs - 1),
           snapshotState: () => maxTimestamp,
           restoreState: (state) => {
             if (typeof state === 'number') maxTimestamp = Math.max(maxTimestamp, state);
@@ -64,7 +97,7 @@ export class WatermarkStrategy<T> {
   }
 
   /** Watermarks from a generator of your own, one per source partition. */
-  static forGenerator<T>(createGenerator: () => WatermarkGenerator, description = 'custom watermark generator'): WatermarkStrategy<T> {
+  static forGenerator<T>(createGenerator: () => WatermarkGenerator<T>, description = 'custom watermark generator'): WatermarkStrategy<T> {
     return new WatermarkStrategy<T>(description, createGenerator, undefined, undefined, true);
   }
 
@@ -72,7 +105,7 @@ export class WatermarkStrategy<T> {
   static noWatermarks<T>(): WatermarkStrategy<T> {
     return new WatermarkStrategy<T>(
       'no watermarks',
-      () => ({ onEvent: () => undefined, currentWatermark: () => MIN_WATERMARK }),
+      () => ({ onEvent: () => undefined, onPeriodicEmit: () => undefined }),
       undefined,
       undefined,
       false,

@@ -1,5 +1,6 @@
 import type { BadRecordPolicy, EventSourceMappingOptions } from '../api/environment.js';
 import type { AnyStateDescriptor } from '../api/state.js';
+import type { WatermarkEmission } from '../api/watermark.js';
 import type {
   KeyByTransformation,
   OperatorTransformation,
@@ -30,6 +31,8 @@ export interface Plan {
   readonly maxEventTimeAheadMs?: number;
   /** EXACTLY_ONCE when any sink is; repartition topics then carry transactional writes too. */
   readonly internalGuarantee: DeliveryGuarantee;
+  /** When source stages emit watermarks (`env.setWatermarkEmission`). */
+  readonly watermarkEmission: WatermarkEmission;
   /** The triggers' batching (`env.setEventSourceMapping`); unset fields are the deployment's. */
   readonly eventSourceMapping: EventSourceMappingOptions;
 }

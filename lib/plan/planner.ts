@@ -153,6 +153,7 @@ export function planPipeline(env: StreamExecutionEnvironment): Plan {
     recordContentsInErrors: env.getRecordContentsInErrors(),
     ...(env.getMaxEventTimeAhead() === undefined ? {} : { maxEventTimeAheadMs: env.getMaxEventTimeAhead() }),
     internalGuarantee: strongestGuarantee(transformations),
+    watermarkEmission: env.getWatermarkEmission(),
     eventSourceMapping: env.getEventSourceMapping(),
   };
   validateEventTime(stages);

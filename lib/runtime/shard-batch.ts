@@ -3,7 +3,7 @@ import type { Plan, Stage } from '../plan/plan.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import { KeyStateTooLargeError, MAX_KEY_STATE_BYTES, oversizedKeyState, type ShardClaim, type ShardRef, type ShardStore, type StateChange } from '../state/shard-store.js';
 import { BatchStateBackend } from './batch-state.js';
-import { emptyStageOutputs, StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
+import { emissionSegments, emptyStageOutputs, StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
 
 /** What a shard's commit records besides its keyed state (docs/PROTOCOL.md, shard record). */
 export interface ShardProgress {
@@ -298,7 +298,15 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     // A partition that never sends a record turns idle after the idleness timeout, counted from its first invocation.
     if (stage.input.kind === 'source') executor.assignPartitions([shard.shard]);
     for (const { record, error } of rejected) executor.rejectRecord(record, error);
-    executor.processRecords(accepted, { holdWatermark: true });
+    const segments = emissionSegments(accepted, plan.watermarkEmission, stage);
+    for (const [index, segment] of segments.entries()) {
+      executor.processRecords(segment, { holdWatermark: true });
+      if (index === segments.length - 1) break;
+      // An emission point within the batch: the timers it makes due need their keys' state.
+      const emitted = executor.pendingWatermark();
+      keysRead += await load(executor.dueTimerKeys(emitted));
+      executor.processWatermark(emitted);
+    }
     const input =
       stage.input.kind === 'repartition'
         ? await inputWatermarkOf(options, progress.heldInputWatermark, next, executor.currentWatermark())

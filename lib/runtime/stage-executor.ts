@@ -2,7 +2,7 @@ import type { OutputTag } from '../api/output-tag.js';
 import { parseJson, RedactableError } from '../api/record-contents.js';
 import type { KafkaSink } from '../api/sink.js';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../api/time.js';
-import type { WatermarkGenerator } from '../api/watermark.js';
+import type { WatermarkEmission, WatermarkGenerator, WatermarkOutput } from '../api/watermark.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../kafka/admin.js';
 import { KeyByOperator } from '../operators/basic-operators.js';
@@ -98,8 +98,30 @@ export interface TimerSnapshot {
  */
 export interface ExecutorSnapshot {
   readonly watermark: number;
-  readonly partitions: readonly { readonly partition: number; readonly generator: unknown; readonly lastActive: number }[];
+  readonly partitions: readonly {
+    readonly partition: number;
+    readonly generator: unknown;
+    readonly lastActive: number;
+    /** Absent in snapshots written before generators emitted through an output. */
+    readonly emitted?: number;
+    readonly markedIdle?: boolean;
+  }[];
   readonly timers: readonly TimerSnapshot[];
+}
+
+/**
+ * A batch cut at its watermark emission points (`env.setWatermarkEmission`): after each record
+ * whose offset + 1 is a multiple of the emission's count, and at the batch's end. Each segment
+ * is processed, then the source's watermark emitted, before the next.
+ */
+export function emissionSegments(records: readonly KafkaRecord[], emission: WatermarkEmission, stage: Stage): KafkaRecord[][] {
+  if (emission.kind === 'per-batch' || stage.input.kind !== 'source') return [[...records]];
+  const segments: KafkaRecord[][] = [[]];
+  for (const record of records) {
+    segments.at(-1)?.push(record);
+    if ((record.offset + 1) % emission.records === 0) segments.push([]);
+  }
+  return segments;
 }
 
 /** Header names on dead-letter records and repartition records. */
@@ -159,7 +181,12 @@ interface RuntimeNode {
 
 interface PartitionProgress {
   readonly generator: WatermarkGenerator;
+  readonly output: WatermarkOutput;
   lastActive: number;
+  /** The highest watermark the generator emitted. */
+  emitted: number;
+  /** The generator marked the partition idle (`WatermarkOutput.markIdle`). */
+  markedIdle: boolean;
 }
 
 /**
@@ -194,10 +221,12 @@ export class StageExecutor {
     }
     const input = this.inputNode().node;
     if (input.role === 'source') {
-      for (const { partition, generator, lastActive } of snapshot.partitions) {
+      for (const { partition, generator, lastActive, emitted, markedIdle } of snapshot.partitions) {
         const progress = this.partition(partition, () => input.transformation.watermarks.createGenerator());
         progress.generator.restoreState?.(generator);
         progress.lastActive = lastActive;
+        progress.emitted = emitted ?? MIN_WATERMARK;
+        progress.markedIdle = markedIdle ?? false;
       }
     }
     this.processWatermark(snapshot.watermark);
@@ -212,10 +241,12 @@ export class StageExecutor {
     }
     return {
       watermark: this.sourceWatermark,
-      partitions: [...this.partitions].map(([partition, { generator, lastActive }]) => ({
+      partitions: [...this.partitions].map(([partition, { generator, lastActive, emitted, markedIdle }]) => ({
         partition,
         generator: generator.snapshotState?.(),
         lastActive,
+        emitted,
+        markedIdle,
       })),
       timers,
     };
@@ -413,6 +444,8 @@ export class StageExecutor {
    */
   processRecords(records: readonly KafkaRecord[], { holdWatermark = false } = {}): void {
     for (const record of records) this.processRecord(record);
+    // The end of the records given is an emission point (see emissionSegments).
+    for (const progress of this.partitions.values()) progress.generator.onPeriodicEmit(progress.output);
     if (!holdWatermark) this.emitSourceWatermark();
   }
 
@@ -449,7 +482,7 @@ export class StageExecutor {
       );
     }
     const progress = this.partition(record.partition, () => watermarks.createGenerator());
-    progress.generator.onEvent(timestamp);
+    progress.generator.onEvent(value, timestamp, progress.output);
     progress.lastActive = this.options.clock();
     return { value, timestamp };
   }
@@ -494,12 +527,36 @@ export class StageExecutor {
   }
 
   private partition(partition: number, create: () => WatermarkGenerator): PartitionProgress {
-    let progress = this.partitions.get(partition);
-    if (!progress) {
-      progress = { generator: create(), lastActive: this.options.clock() };
-      this.partitions.set(partition, progress);
-    }
+    const existing = this.partitions.get(partition);
+    if (existing) return existing;
+    const progress: PartitionProgress = {
+      generator: create(),
+      lastActive: this.options.clock(),
+      emitted: MIN_WATERMARK,
+      markedIdle: false,
+      output: {
+        emitWatermark: (watermark) => {
+          if (!Number.isSafeInteger(watermark)) {
+            throw new Error(`The watermark generator of partition ${partition} emitted ${String(watermark)}, not a whole number of milliseconds`);
+          }
+          progress.markedIdle = false;
+          if (watermark > progress.emitted) progress.emitted = watermark;
+        },
+        markIdle: () => {
+          progress.markedIdle = true;
+        },
+        markActive: () => {
+          progress.markedIdle = false;
+        },
+      },
+    };
+    this.partitions.set(partition, progress);
     return progress;
+  }
+
+  /** A partition that holds the watermark back: neither marked idle by its generator nor silent for the idleness timeout. */
+  private isActive(progress: PartitionProgress, idleness: number | undefined, now: number): boolean {
+    return !progress.markedIdle && (idleness === undefined || now - progress.lastActive < idleness);
   }
 
   /**
@@ -521,22 +578,24 @@ export class StageExecutor {
     if (input.node.role !== 'source') return this.sourceWatermark;
     const idleness = input.node.transformation.watermarks.idlenessMs;
     const now = this.options.clock();
-    const active = [...this.partitions.values()].filter((p) => idleness === undefined || now - p.lastActive < idleness);
+    const active = [...this.partitions.values()].filter((p) => this.isActive(p, idleness, now));
     if (active.length === 0) return this.sourceWatermark;
-    return Math.max(this.sourceWatermark, Math.min(...active.map((p) => p.generator.currentWatermark())));
+    return Math.max(this.sourceWatermark, Math.min(...active.map((p) => p.emitted)));
   }
 
   /**
-   * Whether every source partition has been idle for the idleness timeout: then the stage's
-   * watermark stops holding back what comes after it, as an idle Flink split does.
+   * Whether every source partition is idle — marked so by its generator, or silent for the
+   * idleness timeout: then the stage's watermark stops holding back what comes after it, as an
+   * idle Flink split does.
    */
   isIdle(): boolean {
     const input = this.inputNode();
     if (input.node.role !== 'source') return false;
     const idleness = input.node.transformation.watermarks.idlenessMs;
-    if (idleness === undefined) return false;
+    const partitions = [...this.partitions.values()];
+    if (idleness === undefined && partitions.length === 0) return false;
     const now = this.options.clock();
-    return [...this.partitions.values()].every((p) => now - p.lastActive >= idleness);
+    return partitions.every((p) => !this.isActive(p, idleness, now));
   }
 
   /** Emits the source's pending watermark (after `processRecords(..., { holdWatermark: true })`). */

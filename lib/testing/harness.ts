@@ -8,7 +8,7 @@ import { WatermarkStrategy } from '../api/watermark.js';
 import type { KafkaRecord, OutputRecord, RecordHeader } from '../kafka/records.js';
 import { planPipeline } from '../plan/planner.js';
 import type { Plan } from '../plan/plan.js';
-import { decodeRepartitionRecord, StageExecutor, type StageOutputs } from '../runtime/stage-executor.js';
+import { decodeRepartitionRecord, emissionSegments, StageExecutor, type StageOutputs } from '../runtime/stage-executor.js';
 import { MemoryStateBackend } from '../state/keyed-state-backend.js';
 
 /** A record to feed a harness, as a producer would write it. */
@@ -79,7 +79,7 @@ export class PipelineTestHarness {
     if (readers.length === 0) throw new Error(`No source of this pipeline reads topic "${topic}"`);
     const kafkaRecords = records.map((record) => this.toKafkaRecord(topic, record));
     for (const executor of readers) {
-      executor.processRecords(kafkaRecords);
+      for (const segment of emissionSegments(kafkaRecords, this.plan.watermarkEmission, executor.stage)) executor.processRecords(segment);
       this.collect(executor);
     }
     return this;
@@ -250,7 +250,7 @@ export class OperatorTestHarness<IN, OUT> {
       .setDeserializer({ deserialize: (record) => decodeRepartitionRecord(record) as TimestampedValue<IN> })
       .build();
     const manual = WatermarkStrategy.forGenerator<TimestampedValue<IN>>(
-      () => ({ onEvent: () => undefined, currentWatermark: () => MIN_WATERMARK }),
+      () => ({ onEvent: () => undefined, onPeriodicEmit: () => undefined }),
       'watermarks from the test',
     ).withTimestampAssigner((element) => element.timestamp ?? MIN_WATERMARK);
     const input = env.fromSource(source, manual, 'harness-source').map((element) => element.value).name('harness-unwrap');

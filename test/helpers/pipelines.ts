@@ -11,6 +11,7 @@ import {
   seconds,
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
+  WatermarkEmission,
   WatermarkStrategy,
   type DataStream,
 } from '../../lib/api/index.js';
@@ -40,6 +41,8 @@ export interface OrderTotalsOptions {
   readonly transactionTimeoutMs?: number;
   /** Which time the sink records carry (default the element's, as Flink). */
   readonly recordTimestamp?: RecordTimestamp;
+  /** When the source emits watermarks (default per batch). */
+  readonly watermarkEmission?: WatermarkEmission;
 }
 
 /**
@@ -56,8 +59,9 @@ export function orderTotalsPipeline({
   idlenessMs,
   transactionTimeoutMs,
   recordTimestamp = RecordTimestamp.ELEMENT,
+  watermarkEmission = WatermarkEmission.perBatch(),
 }: OrderTotalsOptions) {
-  const env = StreamExecutionEnvironment.create({ name });
+  const env = StreamExecutionEnvironment.create({ name }).setWatermarkEmission(watermarkEmission);
   env.enableCheckpointing(seconds(10)).setParallelism(2);
   if (transactionTimeoutMs !== undefined) {
     env.enableCheckpointing(1_000).getCheckpointConfig().setCheckpointTimeout(1_000).setMaxCommitDelay(1_000);

@@ -2,6 +2,7 @@
 // commit function and rollback, driven in one process against the DynamoDB, S3 and Kafka
 // twins, with a seeded scheduler deciding every interleaving and fault. After the faults
 // stop, everything must finish, and the read_committed output must equal a plain computation.
+import { WatermarkEmission } from '../../lib/api/index.js';
 import { DeliveryGuarantee } from '../../lib/kafka/delivery-guarantee.js';
 import type { KafkaRecord } from '../../lib/kafka/records.js';
 import type { Plan } from '../../lib/plan/plan.js';
@@ -40,6 +41,8 @@ export interface ScheduleConfig {
   readonly transactionTimeoutMs: number | undefined;
   readonly maxProducerEpoch: number;
   readonly maxBatch: number;
+  /** The source emits watermarks also every this many offsets (env.setWatermarkEmission), not only per batch. */
+  readonly watermarkEveryRecords: number | undefined;
 }
 
 export function drawSchedule(seed: number, overrides: Partial<ScheduleConfig> = {}): ScheduleConfig {
@@ -65,8 +68,20 @@ export function drawSchedule(seed: number, overrides: Partial<ScheduleConfig> = 
     transactionTimeoutMs: random() < 0.5 ? 4_000 : undefined,
     maxProducerEpoch: pick([3, 32_767]),
     maxBatch: pick([3, 10, 40]),
+    watermarkEveryRecords: emissionOf(seed),
   };
   return { ...drawn, ...focusOf(seed, drawn.faults), ...overrides };
+}
+
+/**
+ * A fifth of the schedules emit watermarks within batches too, every 1 or 4 offsets, so that
+ * timers fire between a batch's records and load state the batch does not hold. Drawn from a
+ * stream of its own, so that every other draw stays as it was; no pinned seed draws it, so
+ * their interleavings stay as they were found.
+ */
+function emissionOf(seed: number): number | undefined {
+  const random = seededRandom(seed * 7_727 + 17);
+  return random() < 0.2 ? (random() < 0.5 ? 1 : 4) : undefined;
 }
 
 /**
@@ -151,6 +166,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
       ...SCHEDULE_KINDS[config.kind],
       ...(config.idlePartition ? { idlenessMs: IDLENESS_MS } : {}),
       ...(config.transactionTimeoutMs === undefined ? {} : { transactionTimeoutMs: config.transactionTimeoutMs }),
+      ...(config.watermarkEveryRecords === undefined ? {} : { watermarkEmission: WatermarkEmission.everyRecords(config.watermarkEveryRecords) }),
     }),
   );
   const snapshots = new SimulatedSnapshotStore(sim.io('s3'), plan.maxParallelism);

@@ -13,6 +13,8 @@ import {
   KafkaSink,
   KafkaSource,
   StreamExecutionEnvironment,
+  TumblingEventTimeWindows,
+  WatermarkEmission,
   WatermarkStrategy,
 } from '../../../lib/api/index.js';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
@@ -332,5 +334,74 @@ describe('the processor’s state path', () => {
       const failure = prepareShardBatch({ plan: notes, stage: notesStage, store: new MemoryShardStore(), shard: { stage: notesStage.id, shard: 0 }, records: batch, clock: () => 0 });
       await expect(failure).rejects.toThrow(/^Record notes\/0@2: notes failed: the state of its key would take \d+ bytes, more than the 194560 a key may hold/);
     });
+  });
+});
+
+describe('a watermark emitted within a batch (env.setWatermarkEmission(WatermarkEmission.everyRecords(1)))', () => {
+  type Click = { user: string; at: number } | { watermark: number; at: number };
+  const env = StreamExecutionEnvironment.create({ name: 'clicks' }).setWatermarkEmission(WatermarkEmission.everyRecords(1));
+  env
+    .fromSource(
+      KafkaSource.builder<Click>()
+        .setBootstrapServers(['127.0.0.1:9092'])
+        .setTopics('clicks')
+        .setGroupId('clicks')
+        .setValueOnlyDeserializer(new JsonDeserializationSchema<Click>())
+        .setPartitionedByRecordKey()
+        .build(),
+      WatermarkStrategy.forGenerator<Click>(() => ({
+        onEvent: (click, _timestamp, output) => {
+          if ('watermark' in click) output.emitWatermark(click.watermark);
+        },
+        onPeriodicEmit: () => undefined,
+      })).withTimestampAssigner((click) => click.at),
+      'clicks',
+    )
+    .flatMap((click) => ('user' in click ? [{ user: click.user, n: 1 }] : []))
+    .keyBy((click) => click.user)
+    .window(TumblingEventTimeWindows.of(10_000))
+    .sum('n')
+    .sinkTo(
+      KafkaSink.builder<{ user: string; n: number }>()
+        .setBootstrapServers(['127.0.0.1:9092'])
+        .setRecordSerializer(
+          KafkaRecordSerializationSchema.builder<{ user: string; n: number }>()
+            .setTopic('counts')
+            .setValueSerializationSchema({ serialize: (count) => `${count.user}:${count.n}` })
+            .build(),
+        )
+        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+        .build(),
+    );
+  const clicks = planPipeline(env);
+  const clickStage = clicks.stages[0] as Stage;
+  const record = (offset: number, click: Click): KafkaRecord => ({
+    topic: 'clicks',
+    partition: 0,
+    offset,
+    timestamp: click.at,
+    timestampType: 'CREATE_TIME',
+    key: 'user' in click ? Buffer.from(click.user) : null,
+    value: Buffer.from(JSON.stringify(click)),
+    headers: [],
+  });
+
+  it('fires the windows it closes there, with the state of keys the batch does not hold, and judges the records after it late', async () => {
+    const store = new MemoryShardStore();
+    const shard = { stage: clickStage.id, shard: 0 };
+    const first = await prepareShardBatch({ plan: clicks, stage: clickStage, store, shard, records: [record(0, { user: 'bob', at: 1_000 })], clock: () => 0 });
+    await store.commit(first.claim, first.progress);
+    const records = [record(1, { watermark: 9_999, at: 9_999 }), record(2, { user: 'ann', at: 2_000 }), record(3, { user: 'ann', at: 12_000 })];
+    const second = await prepareShardBatch({ plan: clicks, stage: clickStage, store, shard, records, clock: () => 0 });
+    // Bob's window closed at the marker; its state came from the store, not from this batch.
+    expect([...second.outputs.sinks.values()].flat().map((r) => r.value?.toString())).toEqual(['bob:1']);
+    expect(second.progress.dropped?.late ?? 0, "ann's click at 2 s came after the watermark of 9,999").toBe(1);
+    // Cut in two, the batch's emission point stays after offset 1: the same outcome.
+    const again = new MemoryShardStore();
+    const one = await prepareShardBatch({ plan: clicks, stage: clickStage, store: again, shard, records: [record(0, { user: 'bob', at: 1_000 })], clock: () => 0 });
+    await again.commit(one.claim, one.progress);
+    const two = await prepareShardBatch({ plan: clicks, stage: clickStage, store: again, shard, records: records.slice(0, 2), clock: () => 0 });
+    expect([...two.outputs.sinks.values()].flat().map((r) => r.value?.toString())).toEqual(['bob:1']);
+    expect(two.progress.dropped?.late ?? 0).toBe(1);
   });
 });

@@ -48,6 +48,23 @@ function pipeline(strategy: WatermarkStrategy<string>, topics: string[] = ['in']
 const record = (value: string, timestamp: number, partition = 0) => ({ value, timestamp, partition });
 
 describe('source watermarks', () => {
+  it('leave out a partition its generator marked idle, until it emits again', () => {
+    // An amount of 0 marks its partition idle; any other line emits its timestamp as the watermark.
+    const markers = WatermarkStrategy.forGenerator<string>(() => ({
+      onEvent: (line, timestamp, output) => (line.endsWith(':0') ? output.markIdle() : output.emitWatermark(timestamp)),
+      onPeriodicEmit: () => undefined,
+    }));
+    const env = pipeline(markers);
+    const harness = new PipelineTestHarness(env);
+    harness.send('in', [record('a:1', 10, 0), record('a:2', 20, 1)]);
+    harness.send('in', [record('a:4', 500, 0)]);
+    expect(harness.outputValues('out'), 'partition 1 holds the watermark at 20').toEqual([]);
+    harness.send('in', [record('a:0', 30, 1)]);
+    expect(harness.outputValues('out'), 'partition 1 is idle: partition 0 alone says 500').toEqual(['a@100=3']);
+    harness.send('in', [record('a:16', 520, 0), record('a:8', 450, 1)]);
+    expect(harness.outputValues('out'), 'partition 1 is active again at 450, and holds the watermark there').toEqual(['a@100=3']);
+  });
+
   it('are the minimum over the source’s partitions', () => {
     const harness = new PipelineTestHarness(pipeline(WatermarkStrategy.forMonotonousTimestamps()));
     harness.send('in', [record('a:1', 10, 0), record('a:2', 20, 1)]);
