@@ -82,6 +82,14 @@ export interface WindowContext<W = TimeWindow> {
   readonly window: W;
   currentWatermark(): number;
   currentProcessingTime(): number;
+  /**
+   * State of this key in this window, kept across its firings (the first, and each late one
+   * within the allowed lateness) and dropped with the window at its cleanup time, as Flink
+   * drops it when `clear()` clears it. Not for merging (session) windows, as in Flink.
+   */
+  windowState(): RuntimeContext;
+  /** State of this key across all its windows. */
+  globalState(): RuntimeContext;
   output<X>(tag: OutputTag<X>, value: X): void;
 }
 

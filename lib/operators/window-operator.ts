@@ -3,12 +3,14 @@ import type {
   Collector,
   ProcessWindowFunction,
   ReduceFunction,
+  RuntimeContext,
   WindowContext,
 } from '../api/functions.js';
 import type { OutputTag } from '../api/output-tag.js';
 import { ValueStateDescriptor, type AnyStateDescriptor } from '../api/state.js';
 import { maxTimestamp, type TimeWindow, type WindowAssigner } from '../api/windows.js';
-import { valueState } from './keyed-state.js';
+import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
+import { runtimeContext, valueState } from './keyed-state.js';
 import { StreamOperator, type StreamRecord } from './operator.js';
 import type { Timer } from './timers.js';
 
@@ -105,6 +107,10 @@ export interface WindowOperatorOptions {
 /** Every window of a key with its contents, by window id `start:end`. */
 type WindowContents = Record<string, unknown>;
 const WINDOWS = new ValueStateDescriptor<WindowContents>('windows');
+/** A window function's own state, per window id (`windowState()`) and for the key (`globalState()`), by state id. */
+type StateRecord = Record<string, unknown>;
+const PER_WINDOW_STATE = new ValueStateDescriptor<Record<string, StateRecord>>('window-state');
+const GLOBAL_STATE = new ValueStateDescriptor<StateRecord>('global-state');
 
 function windowId({ start, end }: TimeWindow): string {
   return `${start}:${end}`;
@@ -221,6 +227,57 @@ export class WindowOperator extends StreamOperator {
     return merged;
   }
 
+  /**
+   * A window function's state, kept in one of the operator's own values for the key: every
+   * state the function opens there lives in that value's record, under its usual id.
+   */
+  private nestedState(read: () => StateRecord, write: (record: StateRecord) => void): RuntimeContext {
+    const state: KeyedStateBackend = {
+      get: (stateId) => read()[stateId],
+      put: (stateId, _key, value) => write({ ...read(), [stateId]: value }),
+      remove: (stateId) => {
+        const { [stateId]: _removed, ...rest } = read();
+        write(rest);
+      },
+    };
+    return runtimeContext({ ...this.services, state });
+  }
+
+  private windowStateOf(window: TimeWindow): RuntimeContext {
+    if (this.options.assigner.merging) {
+      throw new Error(`${this.services.operatorName}: per-window state is not allowed when using merging windows (as in Flink); use globalState()`);
+    }
+    const id = windowId(window);
+    const perWindow = valueState(this.services, PER_WINDOW_STATE);
+    return this.nestedState(
+      () => perWindow.value()?.[id] ?? {},
+      (record) => {
+        const { [id]: _old, ...others } = perWindow.value() ?? {};
+        const next = Object.keys(record).length === 0 ? others : { ...others, [id]: record };
+        if (Object.keys(next).length === 0) perWindow.clear();
+        else perWindow.update(next);
+      },
+    );
+  }
+
+  private globalStateOf(): RuntimeContext {
+    const global = valueState(this.services, GLOBAL_STATE);
+    return this.nestedState(
+      () => global.value() ?? {},
+      (record) => (Object.keys(record).length === 0 ? global.clear() : global.update(record)),
+    );
+  }
+
+  /** The window function's state of a window whose cleanup time has come. */
+  private dropWindowState(id: string): void {
+    const perWindow = valueState(this.services, PER_WINDOW_STATE);
+    const all = perWindow.value();
+    if (!all || !(id in all)) return;
+    const { [id]: _dropped, ...others } = all;
+    if (Object.keys(others).length === 0) perWindow.clear();
+    else perWindow.update(others);
+  }
+
   private fire(window: TimeWindow, contents: unknown): void {
     const timestamp = maxTimestamp(window);
     const key = this.services.currentKey();
@@ -228,6 +285,8 @@ export class WindowOperator extends StreamOperator {
       window,
       currentWatermark: () => this.watermark,
       currentProcessingTime: () => this.services.processingTime(),
+      windowState: () => this.windowStateOf(window),
+      globalState: () => this.globalStateOf(),
       output: (tag, value) => this.output.side(tag, { value, timestamp }),
     };
     const out: Collector<unknown> = { collect: (value) => this.output.collect({ value, timestamp }) };
@@ -245,6 +304,7 @@ export class WindowOperator extends StreamOperator {
       delete contents[id];
       if (Object.keys(contents).length === 0) state.clear();
       else state.update(contents);
+      this.dropWindowState(id);
     }
   }
 }

@@ -6,6 +6,7 @@ import {
   SlidingEventTimeWindows,
   TumblingEventTimeWindows,
   TumblingProcessingTimeWindows,
+  ValueStateDescriptor,
   type AggregateFunction,
 } from '../../../lib/api/index.js';
 import { OperatorTestHarness } from '../../../lib/testing/index.js';
@@ -263,5 +264,47 @@ describe('window configuration errors', () => {
         input.keyBy((s) => s.shop).window(TumblingProcessingTimeWindows.of(10)).allowedLateness(5).sum('amount'),
       ),
     ).toThrow(/Allowed lateness applies to event-time windows only/);
+  });
+});
+
+describe('a process window function’s state', () => {
+  const firings = new ValueStateDescriptor<number>('firings');
+  const windowsSeen = new ValueStateDescriptor<number>('seen');
+
+  it('keeps window state across a window’s firings and drops it at its cleanup, while global state stays', () => {
+    const harness = OperatorTestHarness.of<Sale, string>((input) =>
+      input
+        .keyBy((s) => s.shop)
+        .window(TumblingEventTimeWindows.of(100))
+        .allowedLateness(50)
+        .process((shop, context, sales, out) => {
+          const fired = context.windowState().getState(firings);
+          fired.update((fired.value() ?? 0) + 1);
+          const seen = context.globalState().getState(windowsSeen);
+          if (fired.value() === 1) seen.update((seen.value() ?? 0) + 1);
+          out.collect(`${shop} ${context.window.start} firing ${fired.value() ?? 0} of window ${seen.value() ?? 0}`);
+        })
+        .name('counted'),
+    );
+    harness.processElements([sale('a', 1, 10)]).processWatermark(100);
+    harness.processElements([sale('a', 1, 20)]);
+    expect(Object.keys(harness.stateOf('counted', 'window-state').get('"a"') as object)).toEqual(['0:100']);
+    harness.processWatermark(150);
+    expect(harness.stateOf('counted', 'window-state').size, 'dropped with the window at 99 + 50').toBe(0);
+    harness.processElements([sale('a', 1, 120)]).processWatermark(300);
+    expect(harness.outputValues()).toEqual(['a 0 firing 1 of window 1', 'a 0 firing 2 of window 1', 'a 100 firing 1 of window 2']);
+    expect(harness.stateOf('counted', 'global-state').get('"a"')).toEqual({ 'counted/seen': 2 });
+  });
+
+  it('has no per-window state in merging windows, as Flink', () => {
+    const harness = OperatorTestHarness.of<Sale, string>((input) =>
+      input
+        .keyBy((s) => s.shop)
+        .window(EventTimeSessionWindows.withGap(10))
+        .process((_shop, context, _sales, out) => out.collect(String(context.windowState().getState(firings).value()))),
+    );
+    expect(() => harness.processElements([sale('a', 1, 10)]).processWatermark(100)).toThrow(
+      'per-window state is not allowed when using merging windows (as in Flink); use globalState()',
+    );
   });
 });
