@@ -14,9 +14,9 @@ async function loadPlan(file) {
   const { tsImport } = await import('tsx/esm/api');
   const here = path.join(__dirname, 'serverless.cjs');
   const pipeline = (await tsImport(path.resolve(file), here)).default;
-  const { planPipeline } = await tsImport('../lib/plan/planner.ts', here);
+  const { assertDeployable, planPipeline } = await tsImport('../lib/plan/planner.ts', here);
   const { triggerStartingPosition } = await tsImport('../lib/plan/trigger-position.ts', here);
-  return { plan: planPipeline(pipeline), triggerStartingPosition };
+  return { plan: assertDeployable(planPipeline(pipeline)), triggerStartingPosition };
 }
 
 /** Function names are `<service>-<stage>-<function>`; Lambda allows 64 characters. */

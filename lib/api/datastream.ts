@@ -56,6 +56,10 @@ export class DataStream<T> {
     /** @internal */ readonly transformation: Transformation,
   ) {}
 
+  getExecutionEnvironment(): StreamExecutionEnvironment {
+    return this.env;
+  }
+
   /** @internal Adds an operator after this stream. */
   addOperator<R>(spec: OperatorSpec): SingleOutputStreamOperator<R> {
     const transformation = this.env.addTransformation({

@@ -1,7 +1,7 @@
 import { DataStream } from './datastream.js';
-import type { KafkaSource } from './source.js';
+import { KafkaSource } from './source.js';
 import type { NewTransformation, Transformation } from './transformations.js';
-import { WatermarkEmission, type WatermarkStrategy } from './watermark.js';
+import { WatermarkEmission, WatermarkStrategy } from './watermark.js';
 
 /** Flink's checkpoint settings, with its names and defaults. */
 export class CheckpointConfig {
@@ -232,6 +232,15 @@ export class StreamExecutionEnvironment {
 
   getWatermarkEmission(): WatermarkEmission {
     return this.watermarkEmission;
+  }
+
+  /**
+   * A bounded stream of `elements`, as Flink's `env.fromData`: for tests and examples, run with
+   * `executeAndCollect` or a `PipelineTestHarness`. It cannot be deployed or run offline, which
+   * read Kafka; give `watermarks` a timestamp assigner for event time.
+   */
+  fromData<T>(elements: readonly T[], watermarks: WatermarkStrategy<T> = WatermarkStrategy.noWatermarks<T>(), sourceName = 'data'): DataStream<T> {
+    return this.fromSource(KafkaSource.ofData(`${this.name}-${sourceName}`, elements), watermarks, sourceName);
   }
 
   fromSource<T>(source: KafkaSource<T>, watermarks: WatermarkStrategy<T>, sourceName: string): DataStream<T> {

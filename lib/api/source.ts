@@ -50,6 +50,8 @@ export interface KafkaSourceConfig<T> {
    */
   readonly partitionedByRecordKey: boolean;
   readonly properties: Readonly<Record<string, string>>;
+  /** The elements of `env.fromData`: a bounded source for tests, element i at offset i of partition 0. */
+  readonly boundedData?: readonly T[];
 }
 
 /** A Kafka source, built with {@link KafkaSource.builder}. */
@@ -59,6 +61,22 @@ export class KafkaSource<T> {
   /** The topics as a readable list, for `explain` and errors. */
   describeTopics(): string {
     return this.config.topics ? this.config.topics.join(', ') : `/${this.config.topicPattern?.source ?? ''}/`;
+  }
+
+  /** @internal The source behind `env.fromData`; see {@link KafkaSourceConfig.boundedData}. */
+  static ofData<T>(topic: string, elements: readonly T[]): KafkaSource<T> {
+    const data = [...elements];
+    return new KafkaSource<T>({
+      bootstrapServers: [],
+      topics: [topic],
+      topicPattern: undefined,
+      groupId: topic,
+      startingOffsets: OffsetsInitializer.earliest(),
+      deserializer: { deserialize: (record) => data[record.offset] as T },
+      partitionedByRecordKey: false,
+      properties: {},
+      boundedData: data,
+    });
   }
 
   static builder<T>(): KafkaSourceBuilder<T> {

@@ -9,7 +9,7 @@ import { connectKafka, type CommittedReader, type KafkaClients, type TopicAdmin,
 import { kafkaFromEnvironment, usesScram, type KafkaConnectionOptions, type ScramCredentials } from '../kafka/connection.js';
 import { SCRAM_SECRET_VARIABLE, scramCredentials } from './kafka-secret.js';
 import type { Plan } from '../plan/plan.js';
-import { planPipeline } from '../plan/planner.js';
+import { assertDeployable, planPipeline } from '../plan/planner.js';
 import { DynamoCoordinatorStore, type CoordinatorStore } from '../state/coordinator-store.js';
 import { DynamoShardStore } from '../state/dynamodb-shard-store.js';
 import type { ShardStore } from '../state/shard-store.js';
@@ -85,7 +85,7 @@ export class PipelineRuntime {
     readonly config: RuntimeConfig,
     processorOptions: Pick<ProcessorOptions, 'clock' | 'onStep' | 'transactionPoolSize'> = {},
   ) {
-    this.plan = planPipeline(pipeline);
+    this.plan = assertDeployable(planPipeline(pipeline));
     const client = createDocumentClient(config.dynamodb);
     this.requests.attach(client, 'DynamoDB');
     this.store = new DynamoShardStore(client, config.tableName);

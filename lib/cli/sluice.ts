@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { describePlan, formatPlan } from '../plan/explain.js';
-import { planPipeline, PipelineValidationError } from '../plan/planner.js';
+import { assertDeployable, planPipeline, PipelineValidationError } from '../plan/planner.js';
 import { configWithSecrets, PipelineRuntime, type RuntimeConfig } from '../aws/runtime.js';
 import { formatStatus, pipelineStatus } from '../runtime/status.js';
 import { checkTopicSettings, formatTopicSettings, topicSettingsConnection } from '../runtime/topic-settings.js';
@@ -262,7 +262,7 @@ Options:
         args.push('--param', param);
       }
       // A pipeline that does not plan fails here, with its own message, before anything is built.
-      const plan = planPipeline(await loadPipeline(file));
+      const plan = assertDeployable(planPipeline(await loadPipeline(file)));
       const topics = await topicSettingsOf(plan);
       out(formatTopicSettings(topics.brokers, topics.result));
       const code = await runServerless(args, { ...process.env, SLUICE_PIPELINE_FILE: file });

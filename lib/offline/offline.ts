@@ -1,4 +1,5 @@
 import type { Plan } from '../plan/plan.js';
+import { assertDeployable, planPipeline } from '../plan/planner.js';
 import { planTopics } from '../plan/topics.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -172,6 +173,8 @@ export class OfflineSession {
 
   private async run(): Promise<void> {
     const { options } = this;
+    // Before anything starts: a pipeline offline mode cannot feed fails with its own message.
+    assertDeployable(planPipeline(options.pipeline));
     const env = options.env ?? process.env;
     const say = options.out;
     let brokers = brokersFromEnvironment(env);

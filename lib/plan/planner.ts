@@ -207,3 +207,19 @@ function validateTransactions(plan: Plan, transformations: readonly Transformati
     }
   }
 }
+
+/**
+ * Refuses what only runs in a test harness: a bounded `env.fromData` source, which the
+ * serverless runtime and offline mode, reading Kafka, cannot feed.
+ */
+export function assertDeployable(plan: Plan): Plan {
+  for (const stage of plan.stages) {
+    if (stage.input.kind === 'source' && stage.input.source.source.config.boundedData) {
+      fail(
+        `Source "${stage.input.source.name}" is env.fromData(...): bounded data for tests, which runs in executeAndCollect or a ` +
+          `PipelineTestHarness. To deploy or run the pipeline offline, read a topic with env.fromSource(KafkaSource.builder()...)`,
+      );
+    }
+  }
+  return plan;
+}

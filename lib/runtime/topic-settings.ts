@@ -91,6 +91,7 @@ export function topicSettingsConnection(plan: Plan, env: NodeJS.ProcessEnv = pro
   const fromEnvironment = kafkaFromEnvironment(env);
   if (fromEnvironment) return fromEnvironment;
   const servers = plan.stages.flatMap((stage) => (stage.input.kind === 'source' ? stage.input.source.source.config.bootstrapServers : []));
+  if (servers.length === 0) throw new Error('the pipeline reads no Kafka topic (env.fromData)');
   return { brokers: [...new Set(servers)] };
 }
 

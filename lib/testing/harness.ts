@@ -334,3 +334,27 @@ function captureSink<T>(into: TimestampedValue<T>[]): KafkaSink<T> {
   };
   return KafkaSink.builder<T>().setBootstrapServers(HARNESS_SERVERS).setRecordSerializer(serializer).build();
 }
+
+let collected = 0;
+
+/**
+ * Runs the pipeline of `stream` in a {@link PipelineTestHarness} over its `env.fromData`
+ * sources to their end, and returns what reached `stream`, as Flink's
+ * `DataStream.executeAndCollect()`. Each call adds a collecting sink to the pipeline.
+ */
+export function executeAndCollect<T>(stream: DataStream<T>, options: PipelineTestHarnessOptions = {}): T[] {
+  const captured: TimestampedValue<T>[] = [];
+  stream.sinkTo(captureSink(captured)).name(`collect-${++collected}`);
+  const harness = new PipelineTestHarness(stream.getExecutionEnvironment(), options);
+  for (const stage of harness.plan.stages) {
+    if (stage.input.kind !== 'source') continue;
+    const { topics, boundedData } = stage.input.source.source.config;
+    const [topic] = topics ?? [];
+    if (!boundedData || topic === undefined) {
+      throw new Error(`executeAndCollect runs pipelines of env.fromData sources; "${stage.input.source.name}" reads Kafka: send its records with a PipelineTestHarness`);
+    }
+    harness.send(topic, boundedData.map(() => ({ value: null })));
+  }
+  harness.finish();
+  return captured.map(({ value }) => value);
+}

@@ -1,4 +1,5 @@
 export {
+  executeAndCollect,
   OperatorTestHarness,
   PipelineTestHarness,
   type PipelineTestHarnessOptions,

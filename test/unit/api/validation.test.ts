@@ -11,7 +11,8 @@ import {
   WatermarkStrategy,
   type DataStream,
 } from '../../../lib/api/index.js';
-import { planPipeline, PipelineValidationError } from '../../../lib/plan/planner.js';
+import { assertDeployable, planPipeline, PipelineValidationError } from '../../../lib/plan/planner.js';
+import { executeAndCollect } from '../../../lib/testing/index.js';
 
 const servers = '127.0.0.1:9092';
 const serializer = () =>
@@ -111,5 +112,19 @@ describe('validation when a pipeline is built', () => {
     expect(() => KafkaSink.builder().setBootstrapServers(servers).build()).toThrow(/needs setRecordSerializer/);
     expect(() => KafkaRecordSerializationSchema.builder().build()).toThrow(/needs setTopic\('name'\) or setTopicSelector/);
     expect(() => StreamExecutionEnvironment.create({ name: 'Order Aggregation' })).toThrow(/lowercase letters, digits and dashes/);
+  });
+});
+
+describe('env.fromData', () => {
+  it('runs in executeAndCollect, and is refused where Kafka feeds the pipeline', () => {
+    const env = StreamExecutionEnvironment.create({ name: 'bounded' });
+    const words = env.fromData(['a', 'bb', 'ccc'], WatermarkStrategy.noWatermarks(), 'words').map((word) => word.length);
+    expect(executeAndCollect(words)).toEqual([1, 2, 3]);
+    expect(() => assertDeployable(planPipeline(env))).toThrow(
+      'Source "words" is env.fromData(...): bounded data for tests, which runs in executeAndCollect or a PipelineTestHarness. To deploy or run the pipeline offline, read a topic with env.fromSource(KafkaSource.builder()...)',
+    );
+    const kafka = StreamExecutionEnvironment.create({ name: 'kafka' });
+    const lines = kafka.fromSource(source(), WatermarkStrategy.noWatermarks(), 'lines');
+    expect(() => executeAndCollect(lines)).toThrow('executeAndCollect runs pipelines of env.fromData sources; "lines" reads Kafka');
   });
 });

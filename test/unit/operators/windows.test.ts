@@ -277,7 +277,7 @@ describe('a process window function’s state', () => {
         .keyBy((s) => s.shop)
         .window(TumblingEventTimeWindows.of(100))
         .allowedLateness(50)
-        .process((shop, context, sales, out) => {
+        .process<string>((shop, context, _sales, out) => {
           const fired = context.windowState().getState(firings);
           fired.update((fired.value() ?? 0) + 1);
           const seen = context.globalState().getState(windowsSeen);
@@ -301,7 +301,7 @@ describe('a process window function’s state', () => {
       input
         .keyBy((s) => s.shop)
         .window(EventTimeSessionWindows.withGap(10))
-        .process((_shop, context, _sales, out) => out.collect(String(context.windowState().getState(firings).value()))),
+        .process<string>((_shop, context, _sales, out) => out.collect(String(context.windowState().getState(firings).value()))),
     );
     expect(() => harness.processElements([sale('a', 1, 10)]).processWatermark(100)).toThrow(
       'per-window state is not allowed when using merging windows (as in Flink); use globalState()',
