@@ -27,4 +27,13 @@ public class Event {
   public String toString() {
     return key + " " + value + " @" + timestamp;
   }
+
+  /** A reduce: the sum of the values and the latest event time; functions.ts has Sluice's. */
+  static Event sumWithLatest(Event a, Event b) {
+    Event sum = new Event();
+    sum.key = a.key;
+    sum.value = a.value + b.value;
+    sum.timestamp = Math.max(a.timestamp, b.timestamp);
+    return sum;
+  }
 }

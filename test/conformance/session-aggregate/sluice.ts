@@ -1,12 +1,6 @@
-import { EventTimeSessionWindows, type AggregateFunction, type DataStream } from '../../../lib/api/index.js';
+import { EventTimeSessionWindows, type DataStream } from '../../../lib/api/index.js';
 import type { Event } from '../event.js';
-
-const sumCount: AggregateFunction<Event, { sum: number; count: number }, string> = {
-  createAccumulator: () => ({ sum: 0, count: 0 }),
-  add: (event, accumulator) => ({ sum: accumulator.sum + event.value, count: accumulator.count + 1 }),
-  getResult: (accumulator) => `${accumulator.sum}/${accumulator.count}`,
-  merge: (a, b) => ({ sum: a.sum + b.sum, count: a.count + b.count }),
-};
+import { sumCount } from '../functions.js';
 
 /** Sessions with a 20 ms gap, aggregated to "sum/count" by an AggregateFunction whose accumulators merge. */
 export default (events: DataStream<Event>) =>

@@ -11,13 +11,7 @@ public class TumblingReduce implements Scenario {
     return events
         .keyBy(event -> event.key)
         .window(TumblingEventTimeWindows.of(Duration.ofMillis(100)))
-        .reduce((a, b) -> {
-          Event sum = new Event();
-          sum.key = a.key;
-          sum.value = a.value + b.value;
-          sum.timestamp = Math.max(a.timestamp, b.timestamp);
-          return sum;
-        })
+        .reduce(Event::sumWithLatest)
         .map(event -> event.key + " " + event.value + " latest " + event.timestamp);
   }
 }

@@ -1,0 +1,14 @@
+// Functions that several scenarios share (runner/SumCount.java and Event.sumWithLatest on the Flink side).
+import type { AggregateFunction } from '../../lib/api/index.js';
+import type { Event } from './event.js';
+
+/** "sum/count" of the values, with accumulators that merge (for session windows). */
+export const sumCount: AggregateFunction<Event, { sum: number; count: number }, string> = {
+  createAccumulator: () => ({ sum: 0, count: 0 }),
+  add: (event, accumulator) => ({ sum: accumulator.sum + event.value, count: accumulator.count + 1 }),
+  getResult: (accumulator) => `${accumulator.sum}/${accumulator.count}`,
+  merge: (a, b) => ({ sum: a.sum + b.sum, count: a.count + b.count }),
+};
+
+/** A reduce: the sum of the values and the latest event time. */
+export const sumWithLatest = (a: Event, b: Event): Event => ({ key: a.key, value: a.value + b.value, timestamp: Math.max(a.timestamp, b.timestamp) });
