@@ -29,9 +29,9 @@ export function scenarios(): Scenario[] {
     }));
 }
 
-type InputLine = { readonly event: Event } | { readonly watermark: number };
+export type InputLine = { readonly event: Event } | { readonly watermark: number };
 
-function parseInput(scenario: Scenario): InputLine[] {
+export function parseInput(scenario: Scenario): InputLine[] {
   return readFileSync(join(scenario.folder, 'input.csv'), 'utf8')
     .split('\n')
     .map((line) => line.trim())

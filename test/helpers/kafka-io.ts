@@ -14,6 +14,8 @@ export interface ConsumedMessage {
   readonly offset: number;
   readonly key: string | null;
   readonly value: string | null;
+  /** The record's timestamp (CreateTime, or the broker's with LogAppendTime). */
+  readonly timestamp: number;
 }
 
 export interface ConsumeOptions {
@@ -55,6 +57,7 @@ export async function consumeTopic(
         offset: Number(message.offset),
         key: message.key?.toString() ?? null,
         value: message.value?.toString() ?? null,
+        timestamp: Number(message.timestamp),
       });
       lastArrival = Date.now();
       return Promise.resolve();

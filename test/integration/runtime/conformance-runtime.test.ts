@@ -1,0 +1,114 @@
+// A subset of the conformance scenarios through the whole serverless runtime rather than the
+// harness: the input in a topic of the real broker, the processor, coordinator and commit
+// functions driven as Lambda would, state in dynalite and S3, and EXACTLY_ONCE output read back
+// read_committed. The scenario's watermark lines travel as marker records that a watermark
+// generator turns into watermarks, emitted after every record, so that the output must equal
+// Flink's kept output record for record, however the records are batched.
+import { describe, expect, it } from 'vitest';
+import {
+  DeliveryGuarantee,
+  JsonDeserializationSchema,
+  KafkaRecordSerializationSchema,
+  KafkaSink,
+  KafkaSource,
+  seconds,
+  SimpleStringSchema,
+  StreamExecutionEnvironment,
+  WatermarkEmission,
+  WatermarkStrategy,
+  type DataStream,
+} from '../../../lib/api/index.js';
+import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.js';
+import { PipelineRuntime } from '../../../lib/aws/runtime.js';
+import { createRecordWriter } from '../../../lib/kafka/index.js';
+import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
+import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
+import { LambdaDriver } from '../../../lib/testing/index.js';
+import type { Event } from '../../conformance/event.js';
+import { expectedOutput, parseInput, scenarios } from '../../conformance/scenarios.js';
+import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
+
+const environment = useRuntimeEnvironment();
+
+/** One stage each: no keyBy, or a first keyBy by the event's key, which the input's record keys follow. */
+const ON_THE_RUNTIME = ['tumbling-reduce', 'tumbling-allowed-lateness', 'session-late-merge', 'sliding-sum', 'keyed-timers', 'keyed-timer-delete', 'rolling-sum', 'maxby-ties'];
+/** Flink's end of input, as a watermark. */
+const END_OF_INPUT = Number.MAX_SAFE_INTEGER;
+
+type Line = Event | { readonly watermark: number };
+
+function pipelineOf(name: string, build: (events: DataStream<Event>) => DataStream<string>) {
+  const env = StreamExecutionEnvironment.create({ name }).setWatermarkEmission(WatermarkEmission.everyRecords(1));
+  env.enableCheckpointing(seconds(10));
+  const markers = WatermarkStrategy.forGenerator<Line>(() => ({
+    onEvent: (line, _timestamp, output) => {
+      if ('watermark' in line) output.emitWatermark(line.watermark);
+    },
+    onPeriodicEmit: () => undefined,
+  })).withTimestampAssigner((line) => ('watermark' in line ? line.watermark : line.timestamp));
+  const lines = env.fromSource(
+    KafkaSource.builder<Line>()
+      .setBootstrapServers(testBrokers())
+      .setTopics(`${name}-input`)
+      .setGroupId(name)
+      .setValueOnlyDeserializer(new JsonDeserializationSchema<Line>())
+      .setPartitionedByRecordKey()
+      .build(),
+    markers,
+    'input',
+  );
+  const events = lines.flatMap((line) => ('watermark' in line ? [] : [line]));
+  build(events).sinkTo(
+    KafkaSink.builder<string>()
+      .setBootstrapServers(testBrokers())
+      .setRecordSerializer(KafkaRecordSerializationSchema.builder<string>().setTopic(`${name}-out`).setValueSerializationSchema(new SimpleStringSchema()).build())
+      .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+      .setTransactionalIdPrefix(`${name}-tx`)
+      .build(),
+  );
+  return env;
+}
+
+describe('conformance scenarios on the serverless runtime', () => {
+  it.each(scenarios().filter((s) => ON_THE_RUNTIME.includes(s.name)).map((s) => [s.name, s] as const))('%s matches Flink', async (_, scenario) => {
+    const name = uniqueName(`conf-${scenario.name}`);
+    // The records keep event times of 1970: topics that keep records whatever their age.
+    const forever = { 'retention.ms': '-1' };
+    await environment().admin.ensureTopics([
+      { topic: `${name}-input`, partitions: 1, configs: forever },
+      { topic: `${name}-out`, partitions: 1, configs: forever },
+    ]);
+    const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
+    await writer.write(
+      [...parseInput(scenario), { watermark: END_OF_INPUT }].map((line) =>
+        'watermark' in line
+          ? { topic: `${name}-input`, key: null, value: JSON.stringify({ watermark: line.watermark }) }
+          : { topic: `${name}-input`, key: line.event.key, value: JSON.stringify(line.event) },
+      ),
+    );
+    await writer.close();
+    await ensureStateTable(createDocumentClient(environment().dynamo), name);
+    await ensureBucket(createS3Client(environment().s3), name);
+    const { default: build } = (await import(`${scenario.folder}/sluice.ts`)) as { default: (events: DataStream<Event>) => DataStream<string> };
+    const clock = { now: Date.now() };
+    const runtime = new PipelineRuntime(
+      pipelineOf(name, build),
+      { tableName: name, snapshotBucket: name, kafka: { brokers: testBrokers() }, dynamodb: environment().dynamo, s3: environment().s3 },
+      { clock: () => clock.now },
+    );
+    const driver = new LambdaDriver(runtime, clock);
+    try {
+      // Batches of 3: state, timers and watermarks cross invocations.
+      await driver.drain(3);
+      await driver.checkpoint();
+    } finally {
+      await driver.close();
+      await runtime.close();
+    }
+    const expected = expectedOutput(scenario).lines;
+    expect(expected.length, "Flink wrote something").toBeGreaterThan(0);
+    const output = await consumeAll(`${name}-out`, { expected: expected.length });
+    expect(output.map((record) => `${record.timestamp}\t${record.value ?? ''}`)).toEqual(expected);
+  }, 120_000);
+});
