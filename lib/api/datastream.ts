@@ -27,6 +27,7 @@ import type {
   ProcessFunction,
   ProcessWindowFunction,
   ReduceFunction,
+  RuntimeContext,
 } from './functions.js';
 import type { OutputTag } from './output-tag.js';
 import type { KafkaSink } from './sink.js';
@@ -173,12 +174,23 @@ export class KeyedStream<T, K> extends DataStream<T> {
   }
 
   /** Keyed state and timers for each element. Declare state in `open`. */
-  override process<R>(fn: KeyedProcessFunction<K, T, R>): SingleOutputStreamOperator<R> {
+  override process<R, S = void>(fn: KeyedProcessFunction<K, T, R, S>): SingleOutputStreamOperator<R> {
     return this.keyed<R>({
       operatorKind: 'keyedProcess',
       description: 'keyed process function',
-      factory: () => new KeyedProcessOperator<K, T, R>(fn),
+      factory: () => new KeyedProcessOperator<K, T, R, S>(fn),
     });
+  }
+
+  /**
+   * Declares the state of the process function that follows, typed: `open` returns the handles,
+   * and every context of the function carries them as `context.state`, for the current key.
+   *
+   *     keyed.withState((state) => ({ count: state.getState(new ValueStateDescriptor<number>('count', 0)) }))
+   *       .process<string>({ processElement(order, { state }, out) { state.count.update(...) } })
+   */
+  withState<S>(open: (state: RuntimeContext) => S): { process<R>(fn: Omit<KeyedProcessFunction<K, T, R, S>, 'open'>): SingleOutputStreamOperator<R> } {
+    return { process: <R>(fn: Omit<KeyedProcessFunction<K, T, R, S>, 'open'>) => this.process<R, S>({ ...fn, open }) };
   }
 
   /** A running reduce per key: emits the accumulated value for every element. */

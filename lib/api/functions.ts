@@ -51,17 +51,20 @@ export interface RuntimeContext {
   getListState<T>(descriptor: ListStateDescriptor<T>): ListState<T>;
 }
 
+/** Its functions need no `this`: a function may destructure them (`{ timerService, output }`). */
 export interface ProcessContext extends ElementContext {
-  timerService(): TimerService;
+  readonly timerService: () => TimerService;
   /** Emits to a side output. */
-  output<X>(tag: OutputTag<X>, value: X): void;
+  readonly output: <X>(tag: OutputTag<X>, value: X) => void;
 }
 
-export interface KeyedProcessContext<K> extends ProcessContext {
-  getCurrentKey(): K;
+export interface KeyedProcessContext<K, S = void> extends ProcessContext {
+  readonly getCurrentKey: () => K;
+  /** The state handles that `open` returned (see `KeyedStream.withState`), for the current key. */
+  readonly state: S;
 }
 
-export interface OnTimerContext<K> extends KeyedProcessContext<K> {
+export interface OnTimerContext<K, S = void> extends KeyedProcessContext<K, S> {
   readonly timeDomain: 'EVENT_TIME' | 'PROCESSING_TIME';
 }
 
@@ -70,12 +73,15 @@ export interface ProcessFunction<I, O> {
   processElement(value: I, context: ProcessContext, out: Collector<O>): void;
 }
 
-/** A function over a keyed stream with state and timers, as Flink's `KeyedProcessFunction<K, I, O>`. */
-export interface KeyedProcessFunction<K, I, O> {
-  /** Called once before any element; declare state here (`state.getState(descriptor)`). */
-  open?(state: RuntimeContext): void;
-  processElement(value: I, context: KeyedProcessContext<K>, out: Collector<O>): void;
-  onTimer?(timestamp: number, context: OnTimerContext<K>, out: Collector<O>): void;
+/**
+ * A function over a keyed stream with state and timers, as Flink's `KeyedProcessFunction<K, I, O>`.
+ * `S` is what `open` returns: the state handles, which every context carries as `context.state`.
+ */
+export interface KeyedProcessFunction<K, I, O, S = void> {
+  /** Called once before any element; declare state here (`state.getState(descriptor)`) and return the handles. */
+  open?(state: RuntimeContext): S;
+  processElement(value: I, context: KeyedProcessContext<K, S>, out: Collector<O>): void;
+  onTimer?(timestamp: number, context: OnTimerContext<K, S>, out: Collector<O>): void;
 }
 
 export interface WindowContext<W = TimeWindow> {

@@ -122,8 +122,10 @@ export class ProcessOperator<T, R> extends ContextOperator {
 
 const USER_TIMERS = '';
 
-export class KeyedProcessOperator<K, T, R> extends ContextOperator {
+export class KeyedProcessOperator<K, T, R, S = void> extends ContextOperator {
   private state!: RuntimeContext;
+  /** What the function's `open` returned: its state handles. */
+  private handles!: S;
   private readonly timers: TimerService = {
     currentProcessingTime: () => this.services.processingTime(),
     currentWatermark: () => this.watermark,
@@ -133,7 +135,7 @@ export class KeyedProcessOperator<K, T, R> extends ContextOperator {
     deleteProcessingTimeTimer: (timestamp) => this.services.processingTimers.delete(this.userTimer(timestamp)),
   };
 
-  constructor(private readonly fn: KeyedProcessFunction<K, T, R>) {
+  constructor(private readonly fn: KeyedProcessFunction<K, T, R, S>) {
     super();
   }
 
@@ -144,7 +146,7 @@ export class KeyedProcessOperator<K, T, R> extends ContextOperator {
   override open(): void {
     this.state = runtimeContext(this.services);
     const state = this.state;
-    this.call(() => this.fn.open?.(state));
+    this.handles = this.call(() => this.fn.open?.(state)) as S;
   }
 
   override describeState(): AnyStateDescriptor[] {
@@ -158,12 +160,13 @@ export class KeyedProcessOperator<K, T, R> extends ContextOperator {
     return declared;
   }
 
-  private context(timestamp: number | undefined): KeyedProcessContext<K> {
+  private context(timestamp: number | undefined): KeyedProcessContext<K, S> {
     return {
       timestamp,
       timerService: () => this.timers,
       output: (tag, value) => this.sideOutput(tag, value),
       getCurrentKey: () => this.services.currentKey().value as K,
+      state: this.handles,
     };
   }
 
