@@ -53,7 +53,7 @@ env
   .window(TumblingEventTimeWindows.of(minutes(5)))
   .sum('amount')
   // A window's result carries the window's last millisecond as its timestamp, as in Flink.
-  .map((sum, { timestamp }): WindowSum => ({ category: sum.category, windowStart: (timestamp ?? 0) + 1 - minutes(5), amount: sum.amount }))
+  .map((sum, { timestamp }): WindowSum => ({ category: sum.category, windowStart: timestamp + 1 - minutes(5), amount: sum.amount }))
   .sinkTo(
     KafkaSink.builder<WindowSum>()
       .setBootstrapServers(config.brokers)

@@ -28,6 +28,7 @@ import type {
   ProcessWindowFunction,
   ReduceFunction,
   RuntimeContext,
+  Timestamp,
 } from './functions.js';
 import type { OutputTag } from './output-tag.js';
 import type { KafkaSink } from './sink.js';
@@ -47,8 +48,12 @@ export interface OperatorSpec {
   readonly state?: readonly AnyStateDescriptor[];
 }
 
-/** A stream of elements of type `T` (Flink's `DataStream<T>`). */
-export class DataStream<T> {
+/**
+ * A stream of elements of type `T` (Flink's `DataStream<T>`); `TS` says whether its elements
+ * carry a timestamp (see {@link Timestamp}): `number` from a source on, so that a function's
+ * `context.timestamp` is a `number` wherever it always is. `DataStream<T>` takes either.
+ */
+export class DataStream<T, TS extends Timestamp = Timestamp> {
   /** Only carries `T`; never set. */
   declare readonly elementType?: T;
 
@@ -62,7 +67,7 @@ export class DataStream<T> {
   }
 
   /** @internal Adds an operator after this stream. */
-  addOperator<R>(spec: OperatorSpec): SingleOutputStreamOperator<R> {
+  addOperator<R, RTS extends Timestamp = TS>(spec: OperatorSpec): SingleOutputStreamOperator<R, RTS> {
     const transformation = this.env.addTransformation({
       kind: 'operator',
       name: spec.operatorKind,
@@ -74,29 +79,33 @@ export class DataStream<T> {
       eventTime: spec.eventTime ?? false,
       state: spec.state ?? [],
     });
-    return new SingleOutputStreamOperator<R>(this.env, transformation);
+    return new SingleOutputStreamOperator<R, RTS>(this.env, transformation);
   }
 
-  map<R>(fn: MapFunction<T, R>): SingleOutputStreamOperator<R> {
-    return this.addOperator({ operatorKind: 'map', description: 'map', factory: () => new MapOperator(fn) });
+  map<R>(fn: MapFunction<T, R, TS>): SingleOutputStreamOperator<R, TS> {
+    return this.addOperator({ operatorKind: 'map', description: 'map', factory: () => new MapOperator(fn as MapFunction<T, R>) });
   }
 
-  filter(fn: FilterFunction<T>): SingleOutputStreamOperator<T> {
-    return this.addOperator({ operatorKind: 'filter', description: 'filter', factory: () => new FilterOperator(fn) });
+  filter(fn: FilterFunction<T, TS>): SingleOutputStreamOperator<T, TS> {
+    return this.addOperator({ operatorKind: 'filter', description: 'filter', factory: () => new FilterOperator(fn as FilterFunction<T>) });
   }
 
-  flatMap<R>(fn: FlatMapFunction<T, R>): SingleOutputStreamOperator<R> {
-    return this.addOperator({ operatorKind: 'flatMap', description: 'flatMap', factory: () => new FlatMapOperator(fn) });
+  flatMap<R>(fn: FlatMapFunction<T, R, TS>): SingleOutputStreamOperator<R, TS> {
+    return this.addOperator({ operatorKind: 'flatMap', description: 'flatMap', factory: () => new FlatMapOperator(fn as FlatMapFunction<T, R>) });
   }
 
-  /** A function with side outputs, over a non-keyed stream (no state, no timers). */
-  process<R>(fn: ProcessFunction<T, R>): SingleOutputStreamOperator<R> {
+  /**
+   * A function with side outputs, over a non-keyed stream (no state, no timers). Its output is
+   * typed as a keyed process function's is, which may emit from processing-time timers without
+   * a timestamp.
+   */
+  process<R>(fn: ProcessFunction<T, R, TS>): SingleOutputStreamOperator<R> {
     if ('onTimer' in fn || 'open' in fn) {
       throw new Error(
         'A function with state or timers (open/onTimer) needs a keyed stream: call keyBy(...) before process(...)',
       );
     }
-    return this.addOperator({ operatorKind: 'process', description: 'process function', factory: () => new ProcessOperator(fn) });
+    return this.addOperator({ operatorKind: 'process', description: 'process function', factory: () => new ProcessOperator(fn as ProcessFunction<T, R>) });
   }
 
   /**
@@ -104,24 +113,24 @@ export class DataStream<T> {
    * Unless the input is already partitioned by this key, the planner routes the stream
    * through a repartition topic and starts a new stage there.
    */
-  keyBy<K>(selector: KeySelector<T, K>): KeyedStream<T, K> {
+  keyBy<K>(selector: KeySelector<T, K>): KeyedStream<T, K, TS> {
     const transformation = this.env.addTransformation({
       kind: 'keyBy',
       name: 'keyBy',
       inputs: [this.transformation],
       keySelector: selector as KeySelector<unknown, unknown>,
     });
-    return new KeyedStream<T, K>(this.env, transformation);
+    return new KeyedStream<T, K, TS>(this.env, transformation);
   }
 
   /** Merges streams of the same type; the watermark is the minimum over the inputs. */
-  union(...others: DataStream<T>[]): DataStream<T> {
+  union<OTS extends Timestamp>(...others: DataStream<T, OTS>[]): DataStream<T, TS | OTS> {
     const transformation = this.env.addTransformation({
       kind: 'union',
       name: 'union',
       inputs: [this.transformation, ...others.map((other) => other.transformation)],
     });
-    return new DataStream<T>(this.env, transformation);
+    return new DataStream<T, TS | OTS>(this.env, transformation);
   }
 
   sinkTo(sink: KafkaSink<T>): DataStreamSink {
@@ -136,21 +145,21 @@ export class DataStream<T> {
 }
 
 /** A stream produced by an operator: can be named, and has side outputs. */
-export class SingleOutputStreamOperator<T> extends DataStream<T> {
+export class SingleOutputStreamOperator<T, TS extends Timestamp = Timestamp> extends DataStream<T, TS> {
   /** Names the operator (its state, and `explain` output, use the name). */
   name(name: string): this {
     this.env.renameTransformation(this.transformation, name);
     return this;
   }
 
-  getSideOutput<X>(tag: OutputTag<X>): DataStream<X> {
+  getSideOutput<X>(tag: OutputTag<X>): DataStream<X, TS> {
     const transformation = this.env.addTransformation({
       kind: 'sideOutput',
       name: `side-output-${tag.id}`,
       inputs: [this.transformation],
       tag: tag,
     });
-    return new DataStream<X>(this.env, transformation);
+    return new DataStream<X, TS>(this.env, transformation);
   }
 }
 
@@ -168,14 +177,14 @@ export class DataStreamSink {
 }
 
 /** A stream partitioned by key (Flink's `KeyedStream<T, K>`). */
-export class KeyedStream<T, K> extends DataStream<T> {
-  private keyed<R>(spec: Omit<OperatorSpec, 'keyed'>): SingleOutputStreamOperator<R> {
-    return this.addOperator<R>({ ...spec, keyed: true });
+export class KeyedStream<T, K, TS extends Timestamp = Timestamp> extends DataStream<T, TS> {
+  private keyed<R, RTS extends Timestamp = TS>(spec: Omit<OperatorSpec, 'keyed'>): SingleOutputStreamOperator<R, RTS> {
+    return this.addOperator<R, RTS>({ ...spec, keyed: true });
   }
 
   /** Keyed state and timers for each element. Declare state in `open`. */
-  override process<R, S = void>(fn: KeyedProcessFunction<K, T, R, S>): SingleOutputStreamOperator<R> {
-    return this.keyed<R>({
+  override process<R, S = void>(fn: KeyedProcessFunction<K, T, R, S, TS>): SingleOutputStreamOperator<R> {
+    return this.keyed<R, Timestamp>({
       operatorKind: 'keyedProcess',
       description: 'keyed process function',
       factory: () => new KeyedProcessOperator<K, T, R, S>(fn),
@@ -189,38 +198,40 @@ export class KeyedStream<T, K> extends DataStream<T> {
    *     keyed.withState((state) => ({ count: state.getState(new ValueStateDescriptor<number>('count', 0)) }))
    *       .process<string>({ processElement(order, { state }, out) { state.count.update(...) } })
    */
-  withState<S>(open: (state: RuntimeContext) => S): { process<R>(fn: Omit<KeyedProcessFunction<K, T, R, S>, 'open'>): SingleOutputStreamOperator<R> } {
-    return { process: <R>(fn: Omit<KeyedProcessFunction<K, T, R, S>, 'open'>) => this.process<R, S>({ ...fn, open }) };
+  withState<S>(open: (state: RuntimeContext) => S): {
+    process<R>(fn: Omit<KeyedProcessFunction<K, T, R, S, TS>, 'open'>): SingleOutputStreamOperator<R>;
+  } {
+    return { process: <R>(fn: Omit<KeyedProcessFunction<K, T, R, S, TS>, 'open'>) => this.process<R, S>({ ...fn, open }) };
   }
 
   /** A running reduce per key: emits the accumulated value for every element. */
-  reduce(fn: ReduceFunction<T>): SingleOutputStreamOperator<T> {
+  reduce(fn: ReduceFunction<T>): SingleOutputStreamOperator<T, TS> {
     return this.keyed<T>({ operatorKind: 'reduce', description: 'rolling reduce', factory: () => new RollingReduceOperator(fn) });
   }
 
-  sum(field: NumericField<T>): SingleOutputStreamOperator<T> {
+  sum(field: NumericField<T>): SingleOutputStreamOperator<T, TS> {
     return this.rolling('sum', field);
   }
 
-  min(field: NumericField<T>): SingleOutputStreamOperator<T> {
+  min(field: NumericField<T>): SingleOutputStreamOperator<T, TS> {
     return this.rolling('min', field);
   }
 
-  max(field: NumericField<T>): SingleOutputStreamOperator<T> {
+  max(field: NumericField<T>): SingleOutputStreamOperator<T, TS> {
     return this.rolling('max', field);
   }
 
   /** The element with the smallest `field` so far; on a tie the first one, or with `first` false the latest (as Flink). */
-  minBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T> {
+  minBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T, TS> {
     return this.rolling('minBy', field, first);
   }
 
   /** The element with the largest `field` so far; on a tie the first one, or with `first` false the latest (as Flink). */
-  maxBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T> {
+  maxBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T, TS> {
     return this.rolling('maxBy', field, first);
   }
 
-  private rolling(aggregation: FieldAggregation, field: string, first = true): SingleOutputStreamOperator<T> {
+  private rolling(aggregation: FieldAggregation, field: string, first = true): SingleOutputStreamOperator<T, TS> {
     const fn = fieldAggregation<T>(aggregation, field, first);
     return this.keyed<T>({
       operatorKind: aggregation,
@@ -260,54 +271,55 @@ export class WindowedStream<T, K> {
     return this;
   }
 
-  reduce<R = T>(fn: ReduceFunction<T>, windowFunction?: ProcessWindowFunction<T, R, K>): SingleOutputStreamOperator<R> {
+  reduce<R = T>(fn: ReduceFunction<T>, windowFunction?: ProcessWindowFunction<T, R, K>): SingleOutputStreamOperator<R, number> {
     return this.build<R>('reduce', reduceWindowFunction(fn, windowFunction));
   }
 
   aggregate<ACC, V, R = V>(
     fn: AggregateFunction<T, ACC, V>,
     windowFunction?: ProcessWindowFunction<V, R, K>,
-  ): SingleOutputStreamOperator<R> {
+  ): SingleOutputStreamOperator<R, number> {
     if (this.assigner.merging && !fn.merge) {
       throw new Error('An AggregateFunction over session windows needs merge(a, b): sessions merge their accumulators');
     }
     return this.build<R>('aggregate', aggregateWindowFunction(fn, windowFunction));
   }
 
-  process<R>(fn: ProcessWindowFunction<T, R, K>): SingleOutputStreamOperator<R> {
+  process<R>(fn: ProcessWindowFunction<T, R, K>): SingleOutputStreamOperator<R, number> {
     return this.build<R>('process', processWindowFunction(fn));
   }
 
-  sum(field: NumericField<T>): SingleOutputStreamOperator<T> {
+  sum(field: NumericField<T>): SingleOutputStreamOperator<T, number> {
     return this.byField('sum', field);
   }
 
-  min(field: NumericField<T>): SingleOutputStreamOperator<T> {
+  min(field: NumericField<T>): SingleOutputStreamOperator<T, number> {
     return this.byField('min', field);
   }
 
-  max(field: NumericField<T>): SingleOutputStreamOperator<T> {
+  max(field: NumericField<T>): SingleOutputStreamOperator<T, number> {
     return this.byField('max', field);
   }
 
   /** The window's element with the smallest `field`; on a tie the first one, or with `first` false the last (as Flink). */
-  minBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T> {
+  minBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T, number> {
     return this.byField('minBy', field, first);
   }
 
   /** The window's element with the largest `field`; on a tie the first one, or with `first` false the last (as Flink). */
-  maxBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T> {
+  maxBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T, number> {
     return this.byField('maxBy', field, first);
   }
 
-  private byField(aggregation: FieldAggregation, field: string, first = true): SingleOutputStreamOperator<T> {
+  private byField(aggregation: FieldAggregation, field: string, first = true): SingleOutputStreamOperator<T, number> {
     return this.build<T>(`${aggregation}('${field}'${first ? '' : ', false'})`, reduceWindowFunction(fieldAggregation<T>(aggregation, field, first)));
   }
 
-  private build<R>(what: string, fn: WindowFunctionSpec): SingleOutputStreamOperator<R> {
+  private build<R>(what: string, fn: WindowFunctionSpec): SingleOutputStreamOperator<R, number> {
     const { assigner, allowedLatenessMs, lateDataTag } = this;
     const lateness = allowedLatenessMs > 0 ? `, allowed lateness ${allowedLatenessMs} ms` : '';
-    return this.keyedStream.addOperator<R>({
+    // A window's results carry its last millisecond as their timestamp, in either time domain.
+    return this.keyedStream.addOperator<R, number>({
       keyed: true,
       operatorKind: 'window',
       description: `${assigner.describe()}${lateness}, ${what}`,

@@ -239,11 +239,12 @@ export class StreamExecutionEnvironment {
    * `executeAndCollect` or a `PipelineTestHarness`. It cannot be deployed or run offline, which
    * read Kafka; give `watermarks` a timestamp assigner for event time.
    */
-  fromData<T>(elements: readonly T[], watermarks: WatermarkStrategy<T> = WatermarkStrategy.noWatermarks<T>(), sourceName = 'data'): DataStream<T> {
+  fromData<T>(elements: readonly T[], watermarks: WatermarkStrategy<T> = WatermarkStrategy.noWatermarks<T>(), sourceName = 'data'): DataStream<T, number> {
     return this.fromSource(KafkaSource.ofData(`${this.name}-${sourceName}`, elements), watermarks, sourceName);
   }
 
-  fromSource<T>(source: KafkaSource<T>, watermarks: WatermarkStrategy<T>, sourceName: string): DataStream<T> {
+  /** A stream of the source's records, each with its event time (the assigner's, or the Kafka record's timestamp). */
+  fromSource<T>(source: KafkaSource<T>, watermarks: WatermarkStrategy<T>, sourceName: string): DataStream<T, number> {
     const transformation = this.addTransformation({
       kind: 'source',
       name: sourceName,
@@ -252,7 +253,7 @@ export class StreamExecutionEnvironment {
       watermarks: watermarks as WatermarkStrategy<unknown>,
     });
     transformation.nameIsExplicit = true;
-    return new DataStream<T>(this, transformation);
+    return new DataStream<T, number>(this, transformation);
   }
 
   /** @internal Every node of the pipeline, in the order the API calls made them. */

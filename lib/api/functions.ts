@@ -9,15 +9,22 @@ import type {
 } from './state.js';
 import type { TimeWindow } from './windows.js';
 
+/**
+ * Whether a stream's elements carry a timestamp: `number` for every stream from a source (its
+ * records' event time, or their Kafka timestamp), and `number | undefined` after a keyed process
+ * function, whose processing-time timers emit elements without one (as Flink's do).
+ */
+export type Timestamp = number | undefined;
+
 /** What a function may know about the element it is given. */
-export interface ElementContext {
-  /** The element's event time; undefined for elements without one (processing-time pipelines). */
-  readonly timestamp: number | undefined;
+export interface ElementContext<TS extends Timestamp = Timestamp> {
+  /** The element's event time. */
+  readonly timestamp: TS;
 }
 
-export type MapFunction<T, R> = (value: T, context: ElementContext) => R;
-export type FilterFunction<T> = (value: T, context: ElementContext) => boolean;
-export type FlatMapFunction<T, R> = (value: T, context: ElementContext) => Iterable<R>;
+export type MapFunction<T, R, TS extends Timestamp = Timestamp> = (value: T, context: ElementContext<TS>) => R;
+export type FilterFunction<T, TS extends Timestamp = Timestamp> = (value: T, context: ElementContext<TS>) => boolean;
+export type FlatMapFunction<T, R, TS extends Timestamp = Timestamp> = (value: T, context: ElementContext<TS>) => Iterable<R>;
 /** Picks the key of an element; keys must be strings, numbers, booleans or JSON arrays of them. */
 export type KeySelector<T, K> = (value: T) => K;
 export type ReduceFunction<T> = (accumulated: T, value: T) => T;
@@ -52,35 +59,36 @@ export interface RuntimeContext {
 }
 
 /** Its functions need no `this`: a function may destructure them (`{ timerService, output }`). */
-export interface ProcessContext extends ElementContext {
+export interface ProcessContext<TS extends Timestamp = Timestamp> extends ElementContext<TS> {
   readonly timerService: () => TimerService;
   /** Emits to a side output. */
   readonly output: <X>(tag: OutputTag<X>, value: X) => void;
 }
 
-export interface KeyedProcessContext<K, S = void> extends ProcessContext {
+export interface KeyedProcessContext<K, S = void, TS extends Timestamp = Timestamp> extends ProcessContext<TS> {
   readonly getCurrentKey: () => K;
   /** The state handles that `open` returned (see `KeyedStream.withState`), for the current key. */
   readonly state: S;
 }
 
+/** A timer's context: the timestamp is the timer's for an event-time timer, undefined for a processing-time one. */
 export interface OnTimerContext<K, S = void> extends KeyedProcessContext<K, S> {
   readonly timeDomain: 'EVENT_TIME' | 'PROCESSING_TIME';
 }
 
 /** A function over a non-keyed stream, as Flink's `ProcessFunction<I, O>`. */
-export interface ProcessFunction<I, O> {
-  processElement(value: I, context: ProcessContext, out: Collector<O>): void;
+export interface ProcessFunction<I, O, TS extends Timestamp = Timestamp> {
+  processElement(value: I, context: ProcessContext<TS>, out: Collector<O>): void;
 }
 
 /**
  * A function over a keyed stream with state and timers, as Flink's `KeyedProcessFunction<K, I, O>`.
  * `S` is what `open` returns: the state handles, which every context carries as `context.state`.
  */
-export interface KeyedProcessFunction<K, I, O, S = void> {
+export interface KeyedProcessFunction<K, I, O, S = void, TS extends Timestamp = Timestamp> {
   /** Called once before any element; declare state here (`state.getState(descriptor)`) and return the handles. */
   open?(state: RuntimeContext): S;
-  processElement(value: I, context: KeyedProcessContext<K, S>, out: Collector<O>): void;
+  processElement(value: I, context: KeyedProcessContext<K, S, TS>, out: Collector<O>): void;
   onTimer?(timestamp: number, context: OnTimerContext<K, S>, out: Collector<O>): void;
 }
 

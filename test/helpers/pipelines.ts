@@ -83,7 +83,7 @@ export function orderTotalsPipeline({
     .keyBy((order) => order.category)
     .window(TumblingEventTimeWindows.of(window))
     .sum('amount')
-    .map((total, { timestamp }): Total => ({ category: total.category, windowStart: (timestamp ?? 0) + 1 - window, amount: total.amount }));
+    .map((total, { timestamp }): Total => ({ category: total.category, windowStart: timestamp + 1 - window, amount: total.amount }));
   rest(totals).sinkTo(
     KafkaSink.builder<Total>()
       .setBootstrapServers(brokers)

@@ -8,4 +8,4 @@ export default (events: DataStream<Event>) =>
     .keyBy((event) => event.key)
     .window(SlidingEventTimeWindows.of(100, 40))
     .aggregate(sumCount)
-    .map((result, { timestamp }) => `${result} ending ${(timestamp ?? 0) + 1}`);
+    .map((result, { timestamp }) => `${result} ending ${timestamp + 1}`);

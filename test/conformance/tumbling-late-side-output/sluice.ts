@@ -11,4 +11,4 @@ export default (events: DataStream<Event>) =>
     .sideOutputLateData(late)
     .sum('value')
     .getSideOutput(late)
-    .map((event, { timestamp }) => `late ${event.key} ${event.value} at ${timestamp ?? 'none'}`);
+    .map((event, { timestamp }) => `late ${event.key} ${event.value} at ${timestamp}`);

@@ -7,7 +7,7 @@ export default (events: DataStream<Event>) =>
     .keyBy((event) => event.key)
     .window(TumblingEventTimeWindows.of(100))
     .sum('value')
-    .map((event, { timestamp }) => ({ key: event.key, value: event.value, timestamp: (timestamp ?? 0) + 1 }))
+    .map((event, { timestamp }) => ({ key: event.key, value: event.value, timestamp: timestamp + 1 }))
     .keyBy((total) => total.timestamp)
     .maxBy('value')
     .map((total) => `window ending ${total.timestamp}: top ${total.key} ${total.value}`);

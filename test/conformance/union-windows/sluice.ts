@@ -10,5 +10,5 @@ export default (events: DataStream<Event>) => {
     .keyBy((event) => event.key)
     .window(TumblingEventTimeWindows.of(100))
     .sum('value')
-    .map((event, { timestamp }) => `${event.key} ${event.value} ending ${(timestamp ?? 0) + 1}`);
+    .map((event, { timestamp }) => `${event.key} ${event.value} ending ${timestamp + 1}`);
 };

@@ -128,3 +128,30 @@ describe('env.fromData', () => {
     expect(() => executeAndCollect(lines)).toThrow('executeAndCollect runs pipelines of env.fromData sources; "lines" reads Kafka');
   });
 });
+
+describe('element timestamps in the types', () => {
+  it('are numbers from a source on, and may be missing after a keyed process function, whose processing-time timers emit without one', () => {
+    const env = StreamExecutionEnvironment.create({ name: 'typed' });
+    const fromSource = env.fromSource(source(), WatermarkStrategy.forMonotonousTimestamps(), 'in');
+    const seen: number[] = [];
+    const windowed = fromSource
+      .map((line, { timestamp }) => {
+        const eventTime: number = timestamp;
+        seen.push(eventTime);
+        return line.length;
+      })
+      .keyBy((length) => length)
+      .window(TumblingEventTimeWindows.of(minutes(1)))
+      .reduce((a, b) => a + b)
+      .map((total, { timestamp }) => total + timestamp);
+    const processed = windowed.keyBy((total) => total).process<number>({
+      processElement: (total, _context, out) => out.collect(total),
+    });
+    processed.map((total, { timestamp }) => {
+      // @ts-expect-error A processing-time timer's output has no timestamp.
+      const eventTime: number = timestamp;
+      return total + eventTime;
+    });
+    expect(seen).toEqual([]);
+  });
+});

@@ -33,7 +33,7 @@ function pipeline(strategy: WatermarkStrategy<string>, topics: string[] = ['in']
     .keyBy((e) => e.key)
     .window(TumblingEventTimeWindows.of(100))
     .sum('amount')
-    .map((e, { timestamp }) => `${e.key}@${(timestamp ?? 0) + 1}=${e.amount}`)
+    .map((e, { timestamp }) => `${e.key}@${timestamp + 1}=${e.amount}`)
     .sinkTo(
       KafkaSink.builder<string>()
         .setBootstrapServers('127.0.0.1:9092')
