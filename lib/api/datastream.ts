@@ -14,6 +14,7 @@ import {
   MapOperator,
   ProcessOperator,
   RollingReduceOperator,
+  TimestampsAndWatermarksOperator,
 } from '../operators/basic-operators.js';
 import type { OperatorFactory } from '../operators/operator.js';
 import type { StreamExecutionEnvironment } from './environment.js';
@@ -34,6 +35,7 @@ import type { OutputTag } from './output-tag.js';
 import type { KafkaSink } from './sink.js';
 import type { AnyStateDescriptor } from './state.js';
 import type { Transformation } from './transformations.js';
+import type { WatermarkStrategy } from './watermark.js';
 import type { WindowAssigner } from './windows.js';
 
 /** The names of `T`'s numeric fields, for `sum('amount')` and friends. */
@@ -46,6 +48,7 @@ export interface OperatorSpec {
   readonly keyed?: boolean;
   readonly eventTime?: boolean;
   readonly state?: readonly AnyStateDescriptor[];
+  readonly watermarks?: WatermarkStrategy<unknown>;
 }
 
 /**
@@ -78,6 +81,7 @@ export class DataStream<T, TS extends Timestamp = Timestamp> {
       keyed: spec.keyed ?? false,
       eventTime: spec.eventTime ?? false,
       state: spec.state ?? [],
+      ...(spec.watermarks ? { watermarks: spec.watermarks } : {}),
     });
     return new SingleOutputStreamOperator<R, RTS>(this.env, transformation);
   }
@@ -106,6 +110,23 @@ export class DataStream<T, TS extends Timestamp = Timestamp> {
       );
     }
     return this.addOperator({ operatorKind: 'process', description: 'process function', factory: () => new ProcessOperator(fn as ProcessFunction<T, R>) });
+  }
+
+  /**
+   * Gives the stream new timestamps and watermarks, as Flink's `assignTimestampsAndWatermarks`:
+   * each element's event time from the strategy's assigner (or its record's timestamp), and the
+   * watermarks from its generator, one per source partition. It belongs between a source
+   * declared with `WatermarkStrategy.noWatermarks()` and the first keyBy that repartitions,
+   * after element-wise functions only (map, filter, flatMap, process): a later stage's watermark
+   * comes from the stages before it.
+   */
+  assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>): SingleOutputStreamOperator<T, number> {
+    return this.addOperator<T, number>({
+      operatorKind: 'assignTimestampsAndWatermarks',
+      description: `timestamps and watermarks: ${strategy.description}${strategy.idlenessMs ? `, idle after ${strategy.idlenessMs} ms` : ''}`,
+      factory: () => new TimestampsAndWatermarksOperator(strategy as WatermarkStrategy<unknown>),
+      watermarks: strategy as WatermarkStrategy<unknown>,
+    });
   }
 
   /**

@@ -35,6 +35,8 @@ export interface OperatorTransformation extends BaseTransformation {
   /** Needs event-time timestamps and watermarks. */
   readonly eventTime: boolean;
   readonly state: readonly AnyStateDescriptor[];
+  /** Set on `assignTimestampsAndWatermarks`: the strategy that gives the stage its event time. */
+  readonly watermarks?: WatermarkStrategy<unknown>;
 }
 
 export interface KeyByTransformation extends BaseTransformation {

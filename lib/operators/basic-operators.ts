@@ -13,6 +13,8 @@ import type {
   TimerService,
 } from '../api/functions.js';
 import type { OutputTag } from '../api/output-tag.js';
+import { MIN_WATERMARK } from '../api/time.js';
+import type { WatermarkStrategy } from '../api/watermark.js';
 import { ValueStateDescriptor, type AnyStateDescriptor } from '../api/state.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import { runtimeContext, valueState } from './keyed-state.js';
@@ -54,6 +56,29 @@ export class FlatMapOperator<T, R> extends StreamOperator {
   processElement(record: StreamRecord): void {
     const values = this.call(() => [...this.fn(record.value as T, elementContext(record))]);
     for (const value of values) this.output.collect({ value, timestamp: record.timestamp });
+  }
+}
+
+/**
+ * `assignTimestampsAndWatermarks`: stamps each element with the strategy's event time and
+ * shows it to the partition's watermark generator. The stage's watermark then comes from those
+ * generators (StageExecutor), and reaches every operator, this one included, unchanged.
+ */
+export class TimestampsAndWatermarksOperator<T> extends StreamOperator {
+  constructor(private readonly strategy: WatermarkStrategy<T>) {
+    super();
+  }
+
+  processElement(record: StreamRecord): void {
+    const value = record.value as T;
+    const { timestampAssigner } = this.strategy;
+    const timestamp = timestampAssigner ? this.call(() => timestampAssigner(value, record.timestamp ?? MIN_WATERMARK)) : record.timestamp;
+    // Not in this.call: a timestamp that cannot be one is the record's fault, named as at a source.
+    if (timestamp === undefined || !Number.isSafeInteger(timestamp)) {
+      throw new Error(`its event time ${String(timestamp)} is not a whole number of milliseconds`);
+    }
+    this.services.onEventTime(value, timestamp);
+    this.output.collect({ value, timestamp });
   }
 }
 

@@ -30,6 +30,11 @@ export interface OperatorServices {
   readonly processingTimers: TimerQueue;
   readonly metrics: Metrics;
   processingTime(): number;
+  /**
+   * Hands an element and its new event time to the watermark generator of the source partition
+   * it came from (`assignTimestampsAndWatermarks`).
+   */
+  onEventTime(value: unknown, timestamp: number): void;
   /** The key of the element or timer being processed (keyed operators only). */
   currentKey(): KeyRef;
   setCurrentKey(key: KeyRef | undefined): void;

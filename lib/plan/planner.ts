@@ -1,7 +1,7 @@
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import type { KeyByTransformation, SourceTransformation, Transformation } from '../api/transformations.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
-import type { Plan, PlanNode, Stage, StageInput } from './plan.js';
+import type { Plan, PlanEdge, PlanNode, Stage, StageInput } from './plan.js';
 
 /** A pipeline that cannot run as written; the message says what to change. */
 export class PipelineValidationError extends Error {
@@ -48,7 +48,6 @@ interface StageBuilder {
   readonly id: string;
   readonly input: StageInput;
   readonly nodes: PlanNode[];
-  readonly sources: Set<SourceTransformation>;
 }
 
 function inPlace(context: Context, keyBy: KeyByTransformation): boolean {
@@ -71,8 +70,8 @@ export function planPipeline(env: StreamExecutionEnvironment): Plan {
 
   const stages: StageBuilder[] = [];
   const contexts = new Map<number, Context[]>();
-  const newStage = (input: StageInput, sources: Iterable<SourceTransformation>): StageBuilder => {
-    const stage = { id: `stage-${stages.length + 1}`, input, nodes: [], sources: new Set(sources) };
+  const newStage = (input: StageInput): StageBuilder => {
+    const stage = { id: `stage-${stages.length + 1}`, input, nodes: [] };
     stages.push(stage);
     return stage;
   };
@@ -87,7 +86,7 @@ export function planPipeline(env: StreamExecutionEnvironment): Plan {
     switch (t.kind) {
       case 'source': {
         const input: StageInput = { kind: 'source', source: t, partitionedByRecordKey: t.source.config.partitionedByRecordKey };
-        const stage = newStage(input, [t]);
+        const stage = newStage(input);
         stage.nodes.push({ role: 'source', id: t.id, name: t.name, inputs: [], transformation: t });
         contexts.set(t.id, [{ stage, keyBy: undefined }]);
         break;
@@ -105,10 +104,7 @@ export function planPipeline(env: StreamExecutionEnvironment): Plan {
         for (const { stage } of inputs) {
           stage.nodes.push({ role: 'repartition', id: t.id, name: t.name, inputs: edgesIn(stage, t), transformation: t, topic, partitions });
         }
-        const stage = newStage(
-          { kind: 'repartition', topic, partitions, keyBy: t, upstream: inputs.map(({ stage: s }) => s.id) },
-          inputs.flatMap(({ stage: s }) => [...s.sources]),
-        );
+        const stage = newStage({ kind: 'repartition', topic, partitions, keyBy: t, upstream: inputs.map(({ stage: s }) => s.id) });
         stage.nodes.push(
           { role: 'repartition-input', id: 0, name: `${t.name}-input`, inputs: [], transformation: t },
           { role: 'keyBy', id: t.id, name: t.name, inputs: [{ from: 0 }], transformation: t, inPlace: true },
@@ -156,6 +152,7 @@ export function planPipeline(env: StreamExecutionEnvironment): Plan {
     watermarkEmission: env.getWatermarkEmission(),
     eventSourceMapping: env.getEventSourceMapping(),
   };
+  validateTimestampAssigners(stages);
   validateEventTime(stages);
   validateTransactions(plan, transformations);
   return plan;
@@ -169,16 +166,74 @@ function strongestGuarantee(transformations: readonly Transformation[]): Deliver
   return DeliveryGuarantee.NONE;
 }
 
+function assignerOf(stage: StageBuilder): PlanNode | undefined {
+  return stage.nodes.find((node) => node.role === 'operator' && node.transformation.watermarks !== undefined);
+}
+
+/**
+ * `assignTimestampsAndWatermarks` sets a source stage's event time: one per stage, on a source
+ * without watermarks of its own, after element-wise functions only, with nothing else reading
+ * the stream before it (a branch around it would see its watermarks with the records' times).
+ */
+function validateTimestampAssigners(stages: readonly StageBuilder[]): void {
+  for (const stage of stages) {
+    const assigners = stage.nodes.filter((node) => node.role === 'operator' && node.transformation.watermarks !== undefined);
+    const [assigner, second] = assigners;
+    if (!assigner) continue;
+    if (second) fail(`${stage.id} has two assignTimestampsAndWatermarks (${assigner.name}, ${second.name}): keep one`);
+    if (stage.input.kind !== 'source') {
+      fail(
+        `${assigner.name}: assignTimestampsAndWatermarks must come before the first keyBy that repartitions: a later stage's ` +
+          `watermark is the minimum of the stages before it. Move it up to the source, or give the source its WatermarkStrategy`,
+      );
+    }
+    const { source } = stage.input;
+    if (source.watermarks.hasWatermarks) {
+      fail(
+        `${assigner.name}: source "${source.name}" has a WatermarkStrategy of its own (${source.watermarks.description}); give it ` +
+          `WatermarkStrategy.noWatermarks() and let assignTimestampsAndWatermarks set event time, or drop one of the two`,
+      );
+    }
+    const readers = (id: number) => stage.nodes.filter((node) => node.inputs.some((edge) => edge.from === id));
+    for (let node: PlanNode = assigner; node.role !== 'source'; ) {
+      const [edge, other]: readonly PlanEdge[] = node.inputs;
+      const parent: PlanNode | undefined = stage.nodes.find((candidate) => candidate.id === edge?.from);
+      if (!parent || other || readers(parent.id).length > 1 || edge?.sideOutput !== undefined) {
+        fail(`${assigner.name}: assignTimestampsAndWatermarks must be the only reader of a plain chain from the source (no union, branch or side output before it)`);
+      }
+      if (parent.role !== 'source' && (parent.role !== 'operator' || parent.transformation.keyed || parent.transformation.eventTime)) {
+        fail(`${assigner.name}: only element-wise functions (map, filter, flatMap, process) may come before assignTimestampsAndWatermarks, not ${parent.name}`);
+      }
+      node = parent;
+    }
+  }
+}
+
+/** A source whose stage, or a stage before it, gets no event time: no watermarks, and no assignTimestampsAndWatermarks. */
+function untimedSource(stage: StageBuilder, stages: readonly StageBuilder[]): SourceTransformation | undefined {
+  if (stage.input.kind === 'source') {
+    const assigner = assignerOf(stage);
+    if (assigner?.role === 'operator' && assigner.transformation.watermarks?.hasWatermarks) return undefined;
+    return stage.input.source.watermarks.hasWatermarks ? undefined : stage.input.source;
+  }
+  for (const id of stage.input.upstream) {
+    const upstream = stages.find((candidate) => candidate.id === id);
+    const source = upstream && untimedSource(upstream, stages);
+    if (source) return source;
+  }
+  return undefined;
+}
+
 function validateEventTime(stages: readonly StageBuilder[]): void {
   for (const stage of stages) {
     for (const node of stage.nodes) {
       if (node.role !== 'operator' || !node.transformation.eventTime) continue;
-      const without = [...stage.sources].filter((source) => !source.watermarks.hasWatermarks);
-      const [source] = without;
+      const source = untimedSource(stage, stages);
       if (source) {
         fail(
           `${node.name} uses event time, but source "${source.name}" has WatermarkStrategy.noWatermarks(): give it ` +
-            `WatermarkStrategy.forBoundedOutOfOrderness(ms) (or forMonotonousTimestamps()), or use a processing-time window`,
+            `WatermarkStrategy.forBoundedOutOfOrderness(ms) (or forMonotonousTimestamps()), or assignTimestampsAndWatermarks(...) ` +
+            `after it, or use a processing-time window`,
         );
       }
     }

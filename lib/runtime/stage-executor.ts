@@ -2,7 +2,7 @@ import type { OutputTag } from '../api/output-tag.js';
 import { parseJson, RedactableError } from '../api/record-contents.js';
 import type { KafkaSink } from '../api/sink.js';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../api/time.js';
-import type { WatermarkEmission, WatermarkGenerator, WatermarkOutput } from '../api/watermark.js';
+import type { WatermarkEmission, WatermarkGenerator, WatermarkOutput, WatermarkStrategy } from '../api/watermark.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../kafka/admin.js';
 import { KeyByOperator } from '../operators/basic-operators.js';
@@ -206,8 +206,19 @@ export class StageExecutor {
   private currentOperator = '';
   private outputs = emptyStageOutputs();
   private readonly timerQueues = new Map<string, { event: TimerQueue; processing: TimerQueue }>();
+  /**
+   * Where a source stage's event time comes from: its `assignTimestampsAndWatermarks`, whose
+   * generators see the elements it stamps, or else the source's own strategy.
+   */
+  private readonly watermarks: WatermarkStrategy<unknown> | undefined;
+  private readonly assignsTimestamps: boolean;
 
   constructor(private readonly options: StageExecutorOptions) {
+    const assigner = options.stage.nodes.find((node) => node.role === 'operator' && node.transformation.watermarks !== undefined);
+    const input = options.stage.input;
+    this.assignsTimestamps = assigner !== undefined;
+    this.watermarks =
+      assigner?.role === 'operator' ? assigner.transformation.watermarks : input.kind === 'source' ? input.source.watermarks : undefined;
     for (const node of options.stage.nodes) this.addNode(node);
     for (const runtime of this.order) runtime.operator?.open();
     if (options.snapshot) this.restore(options.snapshot);
@@ -222,7 +233,7 @@ export class StageExecutor {
     const input = this.inputNode().node;
     if (input.role === 'source') {
       for (const { partition, generator, lastActive, emitted, markedIdle } of snapshot.partitions) {
-        const progress = this.partition(partition, () => input.transformation.watermarks.createGenerator());
+        const progress = this.partition(partition);
         progress.generator.restoreState?.(generator);
         progress.lastActive = lastActive;
         progress.emitted = emitted ?? MIN_WATERMARK;
@@ -331,6 +342,12 @@ export class StageExecutor {
       processingTimers: queues.processing,
       metrics: this.metrics,
       processingTime: () => this.options.clock(),
+      onEventTime: (value, timestamp) => {
+        const record = this.currentRecord;
+        if (!record) return;
+        const progress = this.partition(record.partition);
+        progress.generator.onEvent(value, timestamp, progress.output);
+      },
       currentKey: () => {
         if (!this.currentKey) throw new Error(`${node.name} used keyed state or timers outside a keyed stream: call keyBy(...) first`);
         return this.currentKey;
@@ -481,8 +498,8 @@ export class StageExecutor {
           `more than the ${maxEventTimeAheadMs} ms that env.setMaxEventTimeAhead allows`,
       );
     }
-    const progress = this.partition(record.partition, () => watermarks.createGenerator());
-    progress.generator.onEvent(value, timestamp, progress.output);
+    const progress = this.partition(record.partition);
+    if (!this.assignsTimestamps) progress.generator.onEvent(value, timestamp, progress.output);
     progress.lastActive = this.options.clock();
     return { value, timestamp };
   }
@@ -526,11 +543,12 @@ export class StageExecutor {
     });
   }
 
-  private partition(partition: number, create: () => WatermarkGenerator): PartitionProgress {
+  private partition(partition: number): PartitionProgress {
     const existing = this.partitions.get(partition);
     if (existing) return existing;
+    if (!this.watermarks) throw new Error(`${this.stage.id} reads no source: it has no source partitions`);
     const progress: PartitionProgress = {
-      generator: create(),
+      generator: this.watermarks.createGenerator(),
       lastActive: this.options.clock(),
       emitted: MIN_WATERMARK,
       markedIdle: false,
@@ -566,7 +584,7 @@ export class StageExecutor {
   assignPartitions(partitions: readonly number[]): void {
     const input = this.inputNode().node;
     if (input.role !== 'source') throw new Error('Only a source stage has source partitions');
-    for (const partition of partitions) this.partition(partition, () => input.transformation.watermarks.createGenerator());
+    for (const partition of partitions) this.partition(partition);
   }
 
   /**
@@ -576,7 +594,7 @@ export class StageExecutor {
   pendingWatermark(): number {
     const input = this.inputNode();
     if (input.node.role !== 'source') return this.sourceWatermark;
-    const idleness = input.node.transformation.watermarks.idlenessMs;
+    const idleness = this.watermarks?.idlenessMs;
     const now = this.options.clock();
     const active = [...this.partitions.values()].filter((p) => this.isActive(p, idleness, now));
     if (active.length === 0) return this.sourceWatermark;
@@ -591,7 +609,7 @@ export class StageExecutor {
   isIdle(): boolean {
     const input = this.inputNode();
     if (input.node.role !== 'source') return false;
-    const idleness = input.node.transformation.watermarks.idlenessMs;
+    const idleness = this.watermarks?.idlenessMs;
     const partitions = [...this.partitions.values()];
     if (idleness === undefined && partitions.length === 0) return false;
     const now = this.options.clock();

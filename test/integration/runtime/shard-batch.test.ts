@@ -12,6 +12,7 @@ import {
   KafkaRecordSerializationSchema,
   KafkaSink,
   KafkaSource,
+  SimpleStringSchema,
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
   WatermarkEmission,
@@ -403,5 +404,71 @@ describe('a watermark emitted within a batch (env.setWatermarkEmission(Watermark
     const two = await prepareShardBatch({ plan: clicks, stage: clickStage, store: again, shard, records: records.slice(0, 2), clock: () => 0 });
     expect([...two.outputs.sinks.values()].flat().map((r) => r.value?.toString())).toEqual(['bob:1']);
     expect(two.progress.dropped?.late ?? 0).toBe(1);
+  });
+});
+
+describe('assignTimestampsAndWatermarks after the source', () => {
+  interface Reading { sensor: string; at: number; celsius: number }
+  const env = StreamExecutionEnvironment.create({ name: 'readings' });
+  env
+    .fromSource(
+      KafkaSource.builder<string>()
+        .setBootstrapServers(['127.0.0.1:9092'])
+        .setTopics('readings')
+        .setGroupId('readings')
+        .setValueOnlyDeserializer(new SimpleStringSchema())
+        .setPartitionedByRecordKey()
+        .build(),
+      WatermarkStrategy.noWatermarks(),
+      'readings',
+    )
+    .map((line): Reading => {
+      const [sensor = '', at, celsius] = line.split(',');
+      return { sensor, at: Number(at), celsius: Number(celsius) };
+    })
+    .assignTimestampsAndWatermarks(WatermarkStrategy.forBoundedOutOfOrderness<Reading>(100).withTimestampAssigner((reading) => reading.at))
+    .keyBy((reading) => reading.sensor)
+    .window(TumblingEventTimeWindows.of(1_000))
+    .max('celsius')
+    .sinkTo(
+      KafkaSink.builder<Reading>()
+        .setBootstrapServers(['127.0.0.1:9092'])
+        .setRecordSerializer(
+          KafkaRecordSerializationSchema.builder<Reading>()
+            .setTopic('peaks')
+            .setValueSerializationSchema({ serialize: (reading) => `${reading.sensor} ${reading.celsius}` })
+            .build(),
+        )
+        .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+        .build(),
+    );
+  const readings = planPipeline(env);
+  const readingStage = readings.stages[0] as Stage;
+  const reading = (offset: number, line: string): KafkaRecord => ({
+    topic: 'readings',
+    partition: 0,
+    offset,
+    // The record's own time says nothing: the event time is in the line.
+    timestamp: 0,
+    timestampType: 'CREATE_TIME',
+    key: Buffer.from(line.split(',')[0] ?? ''),
+    value: Buffer.from(line),
+    headers: [],
+  });
+
+  it('windows by the event time it assigns, with its generator carried from one invocation to the next', async () => {
+    const store = new MemoryShardStore();
+    const shard = { stage: readingStage.id, shard: 0 };
+    const first = await prepareShardBatch({ plan: readings, stage: readingStage, store, shard, records: [reading(0, 's1,200,20'), reading(1, 's1,900,24')], clock: () => 0 });
+    await store.commit(first.claim, first.progress);
+    expect([...first.outputs.sinks.values()].flat()).toEqual([]);
+    // At 1,150 the watermark passes 999 (1,150 - 100 - 1): the first second closes, with its
+    // highest reading; the reading at 950 after that comes too late for it.
+    const second = await prepareShardBatch({ plan: readings, stage: readingStage, store, shard, records: [reading(2, 's1,1150,21')], clock: () => 0 });
+    await store.commit(second.claim, second.progress);
+    expect([...second.outputs.sinks.values()].flat().map((r) => [r.value?.toString(), r.timestamp])).toEqual([['s1 24', 999]]);
+    const third = await prepareShardBatch({ plan: readings, stage: readingStage, store, shard, records: [reading(3, 's1,950,99')], clock: () => 0 });
+    expect([...third.outputs.sinks.values()].flat()).toEqual([]);
+    expect(third.progress.dropped?.late).toBe(1);
   });
 });

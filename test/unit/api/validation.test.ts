@@ -84,7 +84,7 @@ describe('validation when a pipeline is built', () => {
       WatermarkStrategy.noWatermarks(),
     );
     expect(plan).toThrow(
-      'per-second uses event time, but source "in" has WatermarkStrategy.noWatermarks(): give it WatermarkStrategy.forBoundedOutOfOrderness(ms) (or forMonotonousTimestamps()), or use a processing-time window',
+      'per-second uses event time, but source "in" has WatermarkStrategy.noWatermarks(): give it WatermarkStrategy.forBoundedOutOfOrderness(ms) (or forMonotonousTimestamps()), or assignTimestampsAndWatermarks(...) after it, or use a processing-time window',
     );
   });
 
@@ -153,5 +153,32 @@ describe('element timestamps in the types', () => {
       return total + eventTime;
     });
     expect(seen).toEqual([]);
+  });
+});
+
+describe('assignTimestampsAndWatermarks', () => {
+  const bounded = WatermarkStrategy.forBoundedOutOfOrderness<string>(10).withTimestampAssigner((line) => Number(line));
+  const windowed = (input: DataStream<string, number>) =>
+    input.keyBy((line) => line).window(TumblingEventTimeWindows.of(minutes(1))).reduce((a) => a).sinkTo(sink());
+
+  it('gives a source without watermarks its event time, after element-wise functions', () => {
+    expect(
+      pipeline((input) => windowed(input.map((line) => line.trim()).assignTimestampsAndWatermarks(bounded)), WatermarkStrategy.noWatermarks())().stages,
+    ).toHaveLength(2);
+  });
+
+  it('is refused where a stage could not take its watermarks from it', () => {
+    expect(pipeline((input) => windowed(input.assignTimestampsAndWatermarks(bounded)))).toThrow(
+      'has a WatermarkStrategy of its own (monotonous timestamps); give it WatermarkStrategy.noWatermarks() and let assignTimestampsAndWatermarks set event time, or drop one of the two',
+    );
+    expect(
+      pipeline((input) => windowed(input.keyBy((line) => line).map((line) => line).assignTimestampsAndWatermarks(bounded)), WatermarkStrategy.noWatermarks()),
+    ).toThrow("assignTimestampsAndWatermarks must come before the first keyBy that repartitions: a later stage's watermark is the minimum of the stages before it");
+    expect(
+      pipeline((input) => {
+        input.map((line) => line).sinkTo(sink());
+        windowed(input.assignTimestampsAndWatermarks(bounded));
+      }, WatermarkStrategy.noWatermarks()),
+    ).toThrow('assignTimestampsAndWatermarks must be the only reader of a plain chain from the source (no union, branch or side output before it)');
   });
 });
