@@ -50,8 +50,14 @@ export async function consumeTopic(
     group.joined = true;
     lastArrival = Date.now();
   });
+  // A rebalance (a missed heartbeat on a loaded machine) hands out again what was not yet
+  // committed: the same offsets, the same records. A record written twice has two offsets.
+  const seen = new Set<string>();
   await consumer.run({
     eachMessage: ({ partition, message }) => {
+      const position = `${partition}@${message.offset}`;
+      if (seen.has(position)) return Promise.resolve();
+      seen.add(position);
       messages.push({
         partition,
         offset: Number(message.offset),

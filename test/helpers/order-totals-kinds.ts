@@ -27,12 +27,17 @@ export function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrd
   return top;
 }
 
+/** What identifies one result: a category's window, or (two stages) a minute's top. */
+export function resultKey(kind: ScheduleKind, total: Total): string {
+  return kind === 'one-stage' ? `${total.category}@${total.windowStart}` : `@${total.windowStart}`;
+}
+
 /** Every difference between what was written and what was expected: each result exactly once, with its amount. */
 export function compareOutput(kind: ScheduleKind, written: readonly Total[], expected: Map<string, number>): string[] {
   const problems: string[] = [];
   const actual = new Map<string, number>();
   for (const total of written) {
-    const key = kind === 'one-stage' ? `${total.category}@${total.windowStart}` : `@${total.windowStart}`;
+    const key = resultKey(kind, total);
     if (actual.has(key)) problems.push(`${key} written twice`);
     actual.set(key, total.amount);
   }

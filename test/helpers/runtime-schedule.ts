@@ -16,7 +16,7 @@ import { DynamoCoordinatorStore, type CoordinatorRecord } from '../../lib/state/
 import { DynamoShardStore, ensureStateTable } from '../../lib/state/dynamodb-shard-store.js';
 import { ShardFencedError } from '../../lib/state/shard-store.js';
 import { consumeTopic, uniqueName } from './kafka-io.js';
-import { compareOutput, expectedOutput, SCHEDULE_KINDS, type ScheduleKind } from './order-totals-kinds.js';
+import { compareOutput, expectedOutput, resultKey, SCHEDULE_KINDS, type ScheduleKind } from './order-totals-kinds.js';
 import { closingOrders, generateOrders, seededRandom } from './orders.js';
 import { orderTotalsPipeline, type Total } from './pipelines.js';
 
@@ -247,7 +247,16 @@ export async function runSchedule(
   const expected = expectedOutput(kind, orders);
   const consumed = await consumeTopic(`${name}-out`, { brokers, expected: expected.size });
   const written = consumed.map((message) => JSON.parse(message.value ?? '') as Total);
-  const problems = compareOutput(kind, written, expected);
+  const problems = compareOutput(kind, written, expected).map((problem) => {
+    // Where a result written twice lies in the log, for the replay.
+    const key = / written twice$/.test(problem) ? problem.replace(/ written twice$/, '') : undefined;
+    if (!key) return problem;
+    const where = consumed.filter((_, i) => {
+      const total = written[i];
+      return total !== undefined && resultKey(kind, total) === key;
+    });
+    return `${problem} (at ${where.map((m) => `${m.partition}@${m.offset}`).join(' and ')})`;
+  });
   if (problems.length > 0 && !unsettled) problems.push(`at the end: ${describeRecord(await retried(() => coordinator.get()))}`);
   return {
     seed,
