@@ -248,16 +248,23 @@ export class WindowOperator extends StreamOperator {
       throw new Error(`${this.services.operatorName}: per-window state is not allowed when using merging windows (as in Flink); use globalState()`);
     }
     const id = windowId(window);
-    const perWindow = valueState(this.services, PER_WINDOW_STATE);
     return this.nestedState(
-      () => perWindow.value()?.[id] ?? {},
-      (record) => {
-        const { [id]: _old, ...others } = perWindow.value() ?? {};
-        const next = Object.keys(record).length === 0 ? others : { ...others, [id]: record };
-        if (Object.keys(next).length === 0) perWindow.clear();
-        else perWindow.update(next);
-      },
+      () => valueState(this.services, PER_WINDOW_STATE).value()?.[id] ?? {},
+      (record) => this.setWindowState(id, record),
     );
+  }
+
+  /** Sets one window's record of the function's state; an empty record drops it. */
+  private setWindowState(id: string, record: StateRecord): void {
+    const perWindow = valueState(this.services, PER_WINDOW_STATE);
+    const all = perWindow.value() ?? {};
+    const empty = Object.keys(record).length === 0;
+    // Nothing to drop: no write, so that a window without such state costs none at its cleanup.
+    if (empty && !(id in all)) return;
+    const { [id]: _old, ...others } = all;
+    const next = empty ? others : { ...others, [id]: record };
+    if (Object.keys(next).length === 0) perWindow.clear();
+    else perWindow.update(next);
   }
 
   private globalStateOf(): RuntimeContext {
@@ -266,16 +273,6 @@ export class WindowOperator extends StreamOperator {
       () => global.value() ?? {},
       (record) => (Object.keys(record).length === 0 ? global.clear() : global.update(record)),
     );
-  }
-
-  /** The window function's state of a window whose cleanup time has come. */
-  private dropWindowState(id: string): void {
-    const perWindow = valueState(this.services, PER_WINDOW_STATE);
-    const all = perWindow.value();
-    if (!all || !(id in all)) return;
-    const { [id]: _dropped, ...others } = all;
-    if (Object.keys(others).length === 0) perWindow.clear();
-    else perWindow.update(others);
   }
 
   private fire(window: TimeWindow, contents: unknown): void {
@@ -304,7 +301,8 @@ export class WindowOperator extends StreamOperator {
       delete contents[id];
       if (Object.keys(contents).length === 0) state.clear();
       else state.update(contents);
-      this.dropWindowState(id);
+      // The window function's state of the window goes with it.
+      this.setWindowState(id, {});
     }
   }
 }

@@ -166,8 +166,9 @@ function strongestGuarantee(transformations: readonly Transformation[]): Deliver
   return DeliveryGuarantee.NONE;
 }
 
-function assignerOf(stage: StageBuilder): PlanNode | undefined {
-  return stage.nodes.find((node) => node.role === 'operator' && node.transformation.watermarks !== undefined);
+/** A stage's `assignTimestampsAndWatermarks` nodes (the planner allows one). */
+export function timestampAssigners(stage: Pick<Stage, 'nodes'>): PlanNode[] {
+  return stage.nodes.filter((node) => node.role === 'operator' && node.transformation.watermarks !== undefined);
 }
 
 /**
@@ -177,8 +178,7 @@ function assignerOf(stage: StageBuilder): PlanNode | undefined {
  */
 function validateTimestampAssigners(stages: readonly StageBuilder[]): void {
   for (const stage of stages) {
-    const assigners = stage.nodes.filter((node) => node.role === 'operator' && node.transformation.watermarks !== undefined);
-    const [assigner, second] = assigners;
+    const [assigner, second] = timestampAssigners(stage);
     if (!assigner) continue;
     if (second) fail(`${stage.id} has two assignTimestampsAndWatermarks (${assigner.name}, ${second.name}): keep one`);
     if (stage.input.kind !== 'source') {
@@ -212,7 +212,7 @@ function validateTimestampAssigners(stages: readonly StageBuilder[]): void {
 /** A source whose stage, or a stage before it, gets no event time: no watermarks, and no assignTimestampsAndWatermarks. */
 function untimedSource(stage: StageBuilder, stages: readonly StageBuilder[]): SourceTransformation | undefined {
   if (stage.input.kind === 'source') {
-    const assigner = assignerOf(stage);
+    const [assigner] = timestampAssigners(stage);
     if (assigner?.role === 'operator' && assigner.transformation.watermarks?.hasWatermarks) return undefined;
     return stage.input.source.watermarks.hasWatermarks ? undefined : stage.input.source;
   }

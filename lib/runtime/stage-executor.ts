@@ -11,6 +11,7 @@ import { TimerQueue } from '../operators/timers.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import { keyAsRecordKey, keyRef, type KeyRef } from '../state/keys.js';
 import type { Plan, PlanNode, Stage } from '../plan/plan.js';
+import { timestampAssigners } from '../plan/planner.js';
 import { bytesOverLimit, RecordTooLargeError } from './output-limits.js';
 
 /** A record failed and the bad-record policy is `fail`; names the record and what to do. */
@@ -214,7 +215,7 @@ export class StageExecutor {
   private readonly assignsTimestamps: boolean;
 
   constructor(private readonly options: StageExecutorOptions) {
-    const assigner = options.stage.nodes.find((node) => node.role === 'operator' && node.transformation.watermarks !== undefined);
+    const [assigner] = timestampAssigners(options.stage);
     const input = options.stage.input;
     this.assignsTimestamps = assigner !== undefined;
     this.watermarks =
