@@ -95,6 +95,19 @@ function alarms(plan, service, functionKeys, processorKeys) {
       TreatMissingData: 'notBreaching',
     });
   }
+  for (const stage of plan.stages) {
+    resources[`${title(functionKey(stage.id))}ShardsStoppedAlarm`] = alarm(
+      `a shard of ${stage.id} has stopped at a record that kept failing (BadRecordPolicy.fail); fix it, deploy, then sluice resume`,
+      {
+        ...sluiceMetric('ShardsStopped'),
+        Dimensions: [...sluiceMetric('ShardsStopped').Dimensions, { Name: 'stage', Value: stage.id }],
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 0,
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      },
+    );
+  }
   resources.TransactionsLostAlarm = alarm('a Kafka transaction was lost; its shard rolls back and replays, so check why (its timeout, a fenced producer)', {
     ...sluiceMetric('TransactionsLost'),
     ComparisonOperator: 'GreaterThanThreshold',
@@ -129,6 +142,7 @@ function dashboard(plan, service, functionKeys, processorKeys) {
     ['Checkpoints', [ofService('CheckpointsCompleted', 'Sum'), ofService('CheckpointDuration', 'Maximum')]],
     ['Transactions', [ofService('TransactionsCommitted', 'Sum'), ofService('TransactionsLost', 'Sum')]],
     ['Records dropped', [...perStage('LateRecordsDropped', 'Sum'), ...perStage('BadRecordsSkipped', 'Sum'), ...perStage('BadRecordsDeadLettered', 'Sum')]],
+    ['Shards stopped at a failing record', perStage('ShardsStopped', 'Maximum')],
     ['Function errors', perFunction(functionKeys, 'Errors', 'Sum')],
     ['Function duration p99 (ms)', perFunction(functionKeys, 'Duration', 'p99')],
   ].map(([title, metrics], index) => ({

@@ -45,13 +45,33 @@ function positiveDuration(what: string, ms: number): number {
 
 /** What happens to a record whose deserialization or processing throws. */
 export type BadRecordPolicy =
-  | { readonly kind: 'fail' }
+  | { readonly kind: 'fail'; readonly maxAttempts: number }
   | { readonly kind: 'skip' }
   | { readonly kind: 'dead-letter'; readonly topic: string };
 
+export interface FailOptions {
+  /**
+   * How many times a shard tries a failing record before it stops there (default 10); Infinity
+   * retries for as long as the trigger delivers. A stopped shard still acknowledges checkpoints
+   * and keeps its position; `sluice resume` gives it its attempts again.
+   */
+  readonly maxAttempts?: number;
+}
+
+/** Attempts at a failing record before its shard stops, under {@link BadRecordPolicy.fail}. */
+export const DEFAULT_MAX_ATTEMPTS = 10;
+
 export const BadRecordPolicy = {
-  /** Stop: the batch fails and is retried, as Flink fails the job (the default). */
-  fail: (): BadRecordPolicy => ({ kind: 'fail' }),
+  /**
+   * Stop at the record: its batch fails and is retried, as Flink fails and restarts the job
+   * (the default). After `maxAttempts` the shard stops retrying and waits for `sluice resume`.
+   */
+  fail: ({ maxAttempts = DEFAULT_MAX_ATTEMPTS }: FailOptions = {}): BadRecordPolicy => {
+    if (maxAttempts !== Infinity && (!Number.isInteger(maxAttempts) || maxAttempts < 1)) {
+      throw new Error(`BadRecordPolicy.fail's maxAttempts must be a whole number ≥ 1, or Infinity to retry without end; not ${maxAttempts}`);
+    }
+    return { kind: 'fail', maxAttempts };
+  },
   /** Drop the record and count it in the `badRecordsSkipped` metric. */
   skip: (): BadRecordPolicy => ({ kind: 'skip' }),
   /** Write the original record to `topic`, with the error in its headers, and go on. */

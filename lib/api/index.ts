@@ -1,6 +1,13 @@
 // Sluice's DataStream API: Flink's names, TypeScript's idioms.
 export { DataStream, DataStreamSink, KeyedStream, SingleOutputStreamOperator, WindowedStream, type NumericField } from './datastream.js';
-export { BadRecordPolicy, CheckpointConfig, StreamExecutionEnvironment, type EnvironmentOptions, type EventSourceMappingOptions } from './environment.js';
+export {
+  BadRecordPolicy,
+  CheckpointConfig,
+  StreamExecutionEnvironment,
+  type EnvironmentOptions,
+  type EventSourceMappingOptions,
+  type FailOptions,
+} from './environment.js';
 export type {
   AggregateFunction,
   Collector,

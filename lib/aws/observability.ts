@@ -40,7 +40,18 @@ export class Observability {
     this.metrics.addMetric('LateRecordsDropped', MetricUnit.Count, sum((r) => r.dropped.late));
     this.metrics.addMetric('BadRecordsSkipped', MetricUnit.Count, sum((r) => r.dropped.skipped));
     this.metrics.addMetric('BadRecordsDeadLettered', MetricUnit.Count, sum((r) => r.dropped.deadLettered));
+    this.metrics.addMetric('ShardsStopped', MetricUnit.Count, sum((r) => (r.stopped ? 1 : 0)));
     this.metrics.publishStoredMetrics();
+    for (const { shard, stopped } of reports) {
+      if (!stopped) continue;
+      this.logger.error('The shard has stopped at a failing record: it processes nothing until sluice resume', {
+        shard: `${shard.stage}/${shard.shard}`,
+        offset: stopped.offset,
+        attempts: stopped.attempts,
+        since: new Date(stopped.firstFailedAt).toISOString(),
+        reason: stopped.reason,
+      });
+    }
     for (const { rollback } of reports) {
       if (!rollback) continue;
       this.logger.warn('Rolled the shard back to before its lost transaction; it replays from there', {

@@ -15,6 +15,7 @@ import { DynamoShardStore } from '../state/dynamodb-shard-store.js';
 import type { ShardStore } from '../state/shard-store.js';
 import { listShards, type ShardTarget } from '../runtime/coordinator.js';
 import { Processor, type ProcessorOptions } from '../runtime/processor.js';
+import { resumeFailedShards, type ResumedShard } from '../runtime/resume.js';
 import { restoreSnapshot, writeSavepoint, type RestoreReport, type RestoreSource } from '../runtime/savepoints.js';
 
 /** Where a deployed (or offline) pipeline keeps its state and reaches Kafka. */
@@ -134,6 +135,11 @@ export class PipelineRuntime {
     const { plan, store, coordinator, committer } = this;
     const shards = await listShards(plan, this.admin);
     return restoreSnapshot({ plan, store, coordinator, committer, snapshots: this.requireSnapshots(), shards, ...(clock ? { clock } : {}) }, source);
+  }
+
+  /** Lets every shard stopped at a failing record try it again (see {@link resumeFailedShards}). */
+  async resume(): Promise<ResumedShard[]> {
+    return resumeFailedShards({ plan: this.plan, store: this.store, shards: await listShards(this.plan, this.admin) });
   }
 
   async close(): Promise<void> {

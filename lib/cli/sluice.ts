@@ -343,6 +343,32 @@ ${ENVIRONMENT_HELP}`,
       );
     },
   },
+  resume: {
+    summary: 'let shards stopped at a failing record try it again',
+    usage: `Usage: sluice resume <pipeline-file>
+
+Under BadRecordPolicy.fail, a shard that fails at a record as often as its maxAttempts
+allows stops there: it acknowledges checkpoints and processes nothing more (sluice status
+shows it STOPPED). Fix the record or the function and deploy it first; then this gives every
+failing shard its attempts again, and each reads on from the record it stopped at.
+
+Options:
+${OFFLINE_HELP}
+  --help        show this help
+
+${ENVIRONMENT_HELP}`,
+    options: { ...OFFLINE_OPTIONS },
+    async run(file, values, out) {
+      const resumed = await withRuntime('resume', file, values, (runtime) => runtime.resume());
+      if (resumed.length === 0) {
+        out('No shard is failing at a record: nothing to resume.\n');
+        return;
+      }
+      for (const { stageId, topic, partition, failure } of resumed) {
+        out(`Resumed ${stageId} ${topic}/${partition}: it tries offset ${failure.offset} again (it had failed ${failure.attempts} times).\n`);
+      }
+    },
+  },
   symbolicate: {
     summary: 'map a deployed function’s stack trace back to the sources, with its source maps',
     argument: 'source-map folder',

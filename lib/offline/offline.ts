@@ -133,6 +133,7 @@ export function formatStatusLine(status: PipelineStatus, rates: StatusRates): st
   const lost = status.shards.reduce((n, s) => n + s.transactions.filter((t) => t.state === 'lost').length, 0);
   const { triggered, completed, completedAt, committed } = status.checkpoints;
   const deleted = [...new Set(status.deletedOutput.map((d) => `${d.topic}/${d.partition}`))];
+  const stopped = status.shards.flatMap((s) => (s.failure?.stopped ? [`${s.topic}/${s.partition}@${s.failure.offset}`] : []));
   const last =
     completed > 0
       ? `checkpoint ${completed} at ${new Date(completedAt).toISOString().slice(11, 19)} (triggered ${triggered}, committed ${committed})`
@@ -140,6 +141,7 @@ export function formatStatusLine(status: PipelineStatus, rates: StatusRates): st
   return (
     `in ${rates.totalIn} (${Math.round(rates.in)}/s) · out ${rates.totalOut} (${Math.round(rates.out)}/s) · lag ${lag} · ${last} · ` +
     `pending transactions ${pending}${lost > 0 ? ` · LOST ${lost}` : ''}` +
+    (stopped.length > 0 ? ` · STOPPED at failing ${stopped.join(', ')} (sluice status --offline says why; sluice resume --offline after the fix)` : '') +
     (deleted.length > 0 ? ` · COMMITTED OUTPUT DELETED from ${deleted.join(', ')} (sluice status --offline says more)` : '')
   );
 }

@@ -11,9 +11,9 @@ import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../st
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { beginRollback, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
 import { OutputLimits } from './output-limits.js';
-import { NONE_DROPPED, prepareShardBatch, type DroppedRecords, type InputLog, type ShardProgress } from './shard-batch.js';
+import { hasStopped, NONE_DROPPED, prepareShardBatch, type DroppedRecords, type InputLog, type ShardFailure, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
-import type { ExecutorSnapshot, StageOutputs } from './stage-executor.js';
+import type { BadRecordError, ExecutorSnapshot, StageOutputs } from './stage-executor.js';
 import { writeStateDelta } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 
@@ -111,6 +111,32 @@ export interface BatchReport {
   readonly requests: RequestCounts;
   /** The invocation rolled its shard back instead of processing, as the coordinator record asked. */
   readonly rollback?: Rollback;
+  /**
+   * The shard has stopped at a record that failed as many times as `BadRecordPolicy.fail`
+   * allows: it acknowledges checkpoints and processes nothing until `sluice resume`.
+   */
+  readonly stopped?: ShardFailure;
+}
+
+/** A record failed under `BadRecordPolicy.fail`, and its shard will try it again: the error says how often it may. */
+export class FailedAttemptError extends Error {
+  override readonly name = 'FailedAttemptError';
+
+  constructor(
+    readonly failure: BadRecordError,
+    readonly attempt: ShardFailure,
+    plan: Pick<Plan, 'badRecordPolicy'>,
+  ) {
+    const { badRecordPolicy: policy } = plan;
+    const maxAttempts = policy.kind === 'fail' ? policy.maxAttempts : Infinity;
+    super(
+      `${failure.message} Attempt ${attempt.attempts}` +
+        (maxAttempts === Infinity
+          ? ': the shard retries it for as long as the trigger does.'
+          : ` of ${maxAttempts}: after that the shard stops at this record, and \`sluice resume\` starts it again.`),
+      { cause: failure },
+    );
+  }
 }
 
 const DEFAULT_POOL_SIZE = 64;
@@ -290,6 +316,9 @@ export class Processor {
       throw error;
     }
     this.options.onStep?.('committed', shard);
+    const stopped = hasStopped(plan, prepared.failure) ? prepared.failure : undefined;
+    // Under its bound, a failed attempt fails the invocation, so that the trigger retries it.
+    if (prepared.error && prepared.failure && !stopped) throw new FailedAttemptError(prepared.error, prepared.failure, plan);
     return {
       shard,
       recordsIn: records.length,
@@ -302,6 +331,7 @@ export class Processor {
       transaction,
       acknowledged,
       requests: this.options.requests?.since(requestsBefore) ?? {},
+      ...(stopped ? { stopped } : {}),
     };
   }
 

@@ -3,7 +3,7 @@ import type { Plan, Stage } from '../plan/plan.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import { KeyStateTooLargeError, MAX_KEY_STATE_BYTES, oversizedKeyState, type ShardClaim, type ShardRef, type ShardStore, type StateChange } from '../state/shard-store.js';
 import { BatchStateBackend } from './batch-state.js';
-import { emissionSegments, emptyStageOutputs, StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
+import { BadRecordError, emissionSegments, emptyStageOutputs, StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
 
 /** What a shard's commit records besides its keyed state (docs/PROTOCOL.md, shard record). */
 export interface ShardProgress {
@@ -23,6 +23,42 @@ export interface ShardProgress {
   readonly heldInputWatermark?: { readonly watermark: number; readonly until: number };
   /** Records the shard has dropped since it started, counted at each batch's commit. */
   readonly dropped?: DroppedRecords;
+  /** The record that failed the shard's latest attempts, under `BadRecordPolicy.fail`; cleared once a batch gets past it. */
+  readonly failure?: ShardFailure;
+}
+
+/** A record that fails under `BadRecordPolicy.fail`: where, how often and why. */
+export interface ShardFailure {
+  /** The failing record's offset in the shard's input. */
+  readonly offset: number;
+  /** Attempts in a row that failed at this record. */
+  readonly attempts: number;
+  /** The error as logs may show it: the record's position and what to do, without its contents unless the pipeline allows them. */
+  readonly reason: string;
+  /** Processing time of the first and of the latest failed attempt. */
+  readonly firstFailedAt: number;
+  readonly lastFailedAt: number;
+}
+
+/**
+ * Whether a shard has used up its attempts at a failing record: it stops retrying, and only
+ * acknowledges checkpoints, until `sluice resume` (or a policy with more attempts) lets it try again.
+ */
+export function hasStopped(plan: Pick<Plan, 'badRecordPolicy'>, failure: ShardFailure | undefined): failure is ShardFailure {
+  const policy = plan.badRecordPolicy;
+  return failure !== undefined && policy.kind === 'fail' && failure.attempts >= policy.maxAttempts;
+}
+
+/** The failure after one more failed attempt at `error`'s record. */
+function failedAgain(previous: ShardFailure | undefined, error: BadRecordError, now: number): ShardFailure {
+  const again = previous?.offset === error.record.offset;
+  return {
+    offset: error.record.offset,
+    attempts: again ? previous.attempts + 1 : 1,
+    reason: error.message,
+    firstFailedAt: again ? previous.firstFailedAt : now,
+    lastFailedAt: now,
+  };
 }
 
 /** Records a shard did not pass on: late for their window, or bad and skipped or dead-lettered. */
@@ -135,6 +171,10 @@ export interface PreparedBatch {
   readonly idle: boolean;
   /** What this batch dropped. */
   readonly dropped: DroppedRecords;
+  /** The shard's failure, when this batch failed at a record or the shard has stopped at one ({@link hasStopped}). */
+  readonly failure?: ShardFailure;
+  /** This batch's failure under `BadRecordPolicy.fail`, to raise once its attempt is committed. */
+  readonly error?: BadRecordError;
 }
 
 /**
@@ -225,21 +265,26 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
   const claim = await store.claim(shard);
   const progress = (claim.progress as ShardProgress | undefined) ?? INITIAL_PROGRESS;
   const expected = progress.offset ?? (options.startingOffset ? await options.startingOffset() : null);
-  if (options.canProceed && !options.canProceed(claim)) {
-    return {
-      claim,
-      outputs: emptyStageOutputs(),
-      progress: { ...progress, offset: expected, catchUp: true },
-      from: expected,
-      changes: [],
-      skipped: options.records.length,
-      filled: 0,
-      keysRead: 0,
-      keysWritten: 0,
-      idle: false,
-      dropped: NONE_DROPPED,
-    };
-  }
+  /**
+   * A batch that processes nothing and only acknowledges; the shard catches up on its records
+   * afterwards ({@link ShardProgress.catchUp}), since the trigger moves on past them.
+   */
+  const acknowledgeOnly = (failed: Pick<PreparedBatch, 'failure' | 'error'> = {}): PreparedBatch => ({
+    claim,
+    outputs: emptyStageOutputs(),
+    progress: { ...progress, offset: expected, catchUp: true, ...(failed.failure ? { failure: failed.failure } : {}) },
+    from: expected,
+    changes: [],
+    skipped: options.records.length,
+    filled: 0,
+    keysRead: 0,
+    keysWritten: 0,
+    idle: false,
+    dropped: NONE_DROPPED,
+    ...failed,
+  });
+  if (hasStopped(plan, progress.failure)) return acknowledgeOnly({ failure: progress.failure });
+  if (options.canProceed && !options.canProceed(claim)) return acknowledgeOnly();
 
   let records = options.records.filter((record) => expected === null || record.offset >= expected);
   const skipped = options.records.length - records.length;
@@ -324,28 +369,41 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
   const next = after > 0 ? after : expected;
   const rejected = new Map<KafkaRecord, Error>();
   const without = (dropped: ReadonlySet<KafkaRecord>) => records.filter((record) => !dropped.has(record));
-  let ran = await run(records, []);
-  for (let oversized = oversizedKeyState(ran.state.changes()); oversized; oversized = oversizedKeyState(ran.state.changes())) {
-    const { key, bytes } = oversized;
-    const own = records.filter((record) => !rejected.has(record) && standsFor(record, key, plan.maxParallelism));
-    // Grown by timers alone, it is no record's fault: the shard stops, naming the key.
-    if (own.length === 0) throw new KeyStateTooLargeError(shard, key, bytes);
-    // The longest first part of the key's records that its state holds, by bisection: the
-    // record that would outgrow it and the key's later records in the batch are rejected.
-    let fits = 0;
-    let outgrows = own.length;
-    while (outgrows - fits > 1) {
-      const middle = Math.floor((fits + outgrows) / 2);
-      const trial = await run(without(new Set([...rejected.keys(), ...own.slice(middle)])), []);
-      if (oversizedKeyState(trial.state.changes().filter((change) => change.key.serialized === key.serialized))) outgrows = middle;
-      else fits = middle;
+  /** Runs the stage, rejecting the records that would take their key's state past what an item holds. */
+  const runWithinKeyStateLimit = async () => {
+    let ran = await run(records, []);
+    for (let oversized = oversizedKeyState(ran.state.changes()); oversized; oversized = oversizedKeyState(ran.state.changes())) {
+      const { key, bytes } = oversized;
+      const own = records.filter((record) => !rejected.has(record) && standsFor(record, key, plan.maxParallelism));
+      // Grown by timers alone, it is no record's fault: the shard stops, naming the key.
+      if (own.length === 0) throw new KeyStateTooLargeError(shard, key, bytes);
+      // The longest first part of the key's records that its state holds, by bisection: the
+      // record that would outgrow it and the key's later records in the batch are rejected.
+      let fits = 0;
+      let outgrows = own.length;
+      while (outgrows - fits > 1) {
+        const middle = Math.floor((fits + outgrows) / 2);
+        const trial = await run(without(new Set([...rejected.keys(), ...own.slice(middle)])), []);
+        if (oversizedKeyState(trial.state.changes().filter((change) => change.key.serialized === key.serialized))) outgrows = middle;
+        else fits = middle;
+      }
+      const error = new KeyStateLimitError(bytes);
+      for (const record of own.slice(fits)) rejected.set(record, error);
+      ran = await run(
+        without(new Set(rejected.keys())),
+        [...rejected].map(([record, reason]) => ({ record, error: reason })),
+      );
     }
-    const error = new KeyStateLimitError(bytes);
-    for (const record of own.slice(fits)) rejected.set(record, error);
-    ran = await run(
-      without(new Set(rejected.keys())),
-      [...rejected].map(([record, reason]) => ({ record, error: reason })),
-    );
+    return ran;
+  };
+  let ran: Awaited<ReturnType<typeof run>>;
+  try {
+    ran = await runWithinKeyStateLimit();
+  } catch (error) {
+    if (!(error instanceof BadRecordError)) throw error;
+    // Each attempt at a failing record is committed (it acknowledges, and changes nothing else),
+    // so that the shard counts them and stops at the policy's bound.
+    return acknowledgeOnly({ failure: failedAgain(progress.failure, error, clock()), error });
   }
   const { state, executor, input, keysRead } = ran;
 

@@ -17,19 +17,22 @@ import { bytesOverLimit, RecordTooLargeError } from './output-limits.js';
 /** A record failed and the bad-record policy is `fail`; names the record and what to do. */
 export class BadRecordError extends Error {
   override readonly name = 'BadRecordError';
+  /** The record's position only: an error that kept its key and value would carry them into whatever logs it whole. */
+  readonly record: Pick<KafkaRecord, 'topic' | 'partition' | 'offset'>;
 
   /** `reason` is the failure as logs may show it; `cause` is given only when record contents may be shown. */
   constructor(
-    readonly record: Pick<KafkaRecord, 'topic' | 'partition' | 'offset'>,
+    { topic, partition, offset }: Pick<KafkaRecord, 'topic' | 'partition' | 'offset'>,
     readonly operatorName: string,
     reason: string,
     cause?: unknown,
   ) {
     super(
-      `Record ${record.topic}/${record.partition}@${record.offset}: ${operatorName} failed: ${reason}. Fix the record or the function, or set ` +
+      `Record ${topic}/${partition}@${offset}: ${operatorName} failed: ${reason}. Fix the record or the function, or set ` +
         `env.setBadRecordPolicy(BadRecordPolicy.skip()) or BadRecordPolicy.deadLetter('topic') to go on without it.`,
       cause === undefined ? undefined : { cause },
     );
+    this.record = { topic, partition, offset };
   }
 }
 

@@ -3,7 +3,7 @@ import type { RecordPosition, TransactionHandle } from '../kafka/transaction-han
 import type { CoordinatorRecord } from '../state/coordinator-store.js';
 import { shardRefOf } from './coordinator.js';
 import { runtimeProgressOf } from './processor.js';
-import { NONE_DROPPED, type DroppedRecords } from './shard-batch.js';
+import { hasStopped, NONE_DROPPED, type DroppedRecords, type ShardFailure } from './shard-batch.js';
 import type { CommittedReader, TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
@@ -37,6 +37,11 @@ export interface ShardStatus {
   readonly dropped: DroppedRecords;
   readonly epoch: number;
   readonly transactions: readonly { readonly transactionalId: string; readonly checkpoint: number; readonly state: TransactionState }[];
+  /** The record the shard's latest attempts failed at, under `BadRecordPolicy.fail`. */
+  readonly failure?: ShardFailure & {
+    /** It has failed as often as the policy allows: the shard waits for `sluice resume`. */
+    readonly stopped: boolean;
+  };
 }
 
 /**
@@ -68,7 +73,6 @@ function stateOf(handle: TransactionHandle, description: TransactionDescription 
   return description.state === 'Ongoing' ? 'open' : 'lost';
 }
 
-/** What `sluice status` shows: checkpoints, and per shard its position, lag and transactions. */
 /** What the status reads: a pipeline's plan, stores and Kafka clients (a PipelineRuntime has them). */
 export interface StatusSources {
   readonly plan: Plan;
@@ -116,6 +120,7 @@ export async function pipelineStatus(runtime: StatusSources): Promise<PipelineSt
       dropped: progress.dropped ?? NONE_DROPPED,
       epoch: shardRecord?.epoch ?? 0,
       transactions,
+      ...(progress.failure ? { failure: { ...progress.failure, stopped: hasStopped(plan, progress.failure) } } : {}),
     });
   }
   const { triggered, triggeredAt, completed, completedAt, committed } = record;
@@ -164,6 +169,20 @@ export function formatStatus(status: PipelineStatus): string {
         `${String(shard.lag).padStart(8)} ${String(shard.acknowledged).padStart(5)} ${String(shard.dropped.late).padStart(7)} ` +
         `${String(shard.dropped.skipped + shard.dropped.deadLettered).padStart(7)} ${transactions}`,
     );
+  }
+  const failing = status.shards.filter((shard) => shard.failure);
+  if (failing.length > 0) {
+    lines.push('', 'Shards failing at a record (BadRecordPolicy.fail):');
+    for (const { stageId, topic, partition, failure } of failing) {
+      if (!failure) continue;
+      lines.push(
+        `  ${stageId} ${topic}/${partition}: ${failure.stopped ? 'STOPPED' : 'retrying'} at offset ${failure.offset} after ` +
+          `${failure.attempts} attempts since ${new Date(failure.firstFailedAt).toISOString()}: ${failure.reason}`,
+      );
+    }
+    if (failing.some((shard) => shard.failure?.stopped)) {
+      lines.push('  A stopped shard acknowledges checkpoints but processes nothing. Fix the record or the function, deploy, then run sluice resume.');
+    }
   }
   if (status.deletedOutput.length > 0) {
     lines.push('', 'Committed output deleted from the log (consumers that had not read it have lost it):');

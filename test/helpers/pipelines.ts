@@ -1,5 +1,6 @@
 // Pipelines the runtime tests share.
 import {
+  BadRecordPolicy,
   DeliveryGuarantee,
   JsonDeserializationSchema,
   KafkaRecordSerializationSchema,
@@ -43,6 +44,8 @@ export interface OrderTotalsOptions {
   readonly recordTimestamp?: RecordTimestamp;
   /** When the source emits watermarks (default per batch). */
   readonly watermarkEmission?: WatermarkEmission;
+  /** What happens to a record that fails (default BadRecordPolicy.fail()). */
+  readonly badRecordPolicy?: BadRecordPolicy;
 }
 
 /**
@@ -60,8 +63,9 @@ export function orderTotalsPipeline({
   transactionTimeoutMs,
   recordTimestamp = RecordTimestamp.ELEMENT,
   watermarkEmission = WatermarkEmission.perBatch(),
+  badRecordPolicy = BadRecordPolicy.fail(),
 }: OrderTotalsOptions) {
-  const env = StreamExecutionEnvironment.create({ name }).setWatermarkEmission(watermarkEmission);
+  const env = StreamExecutionEnvironment.create({ name }).setWatermarkEmission(watermarkEmission).setBadRecordPolicy(badRecordPolicy);
   env.enableCheckpointing(seconds(10)).setParallelism(2);
   if (transactionTimeoutMs !== undefined) {
     env.enableCheckpointing(1_000).getCheckpointConfig().setCheckpointTimeout(1_000).setMaxCommitDelay(1_000);

@@ -1,5 +1,7 @@
 // The broker (from the test run), an embedded dynalite and s3rver, for the runtime's integration tests.
 import { afterAll, beforeAll } from 'vitest';
+import { commitHandler, coordinatorHandler, processorHandler } from '../../lib/aws/handlers.js';
+import type { PipelineRuntime } from '../../lib/aws/runtime.js';
 import { KafkaAdmin } from '../../lib/kafka/index.js';
 import { startDynamoDbEmulator, startS3Emulator, type Emulator } from '../../lib/offline/emulators.js';
 import { testBrokers } from './kafka.js';
@@ -29,4 +31,24 @@ export function useRuntimeEnvironment(): () => ScheduleEnvironment {
     if (!environment) throw new Error('useRuntimeEnvironment() is ready only inside tests');
     return environment;
   };
+}
+
+/**
+ * A one-stage pipeline's functions in this process: the coordinator's ticks run the processor,
+ * and its commits the commit function, unless `startsCommit` is false (a test then commits by hand).
+ */
+export function inProcessFunctions(runtime: PipelineRuntime, clock: () => number, { startsCommit = true } = {}) {
+  const processor = processorHandler(runtime, 'stage-1');
+  const commit = commitHandler(runtime);
+  const coordinator = coordinatorHandler(
+    runtime,
+    async (target) => {
+      await processor({ sluice: 'tick', ...target });
+    },
+    async () => {
+      if (startsCommit) await commit();
+    },
+    clock,
+  );
+  return { processor, commit, coordinator };
 }

@@ -142,6 +142,8 @@ describe('npx serverless package', () => {
       'Processorstage1OffsetLagAlarm',
       'Processorstage2ErrorsAlarm',
       'Processorstage2OffsetLagAlarm',
+      'Stage1ShardsStoppedAlarm',
+      'Stage2ShardsStoppedAlarm',
       'TransactionsLostAlarm',
     ]);
     for (const [, alarm] of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
@@ -150,6 +152,13 @@ describe('npx serverless package', () => {
       MetricName: 'CheckpointsCompleted',
       Dimensions: [{ Name: 'service', Value: 'sluice-order-aggregation-dev' }],
       TreatMissingData: 'breaching',
+    });
+    expect(alarms.find(([name]) => name === 'Stage2ShardsStoppedAlarm')?.[1].Properties).toMatchObject({
+      MetricName: 'ShardsStopped',
+      Dimensions: [
+        { Name: 'service', Value: 'sluice-order-aggregation-dev' },
+        { Name: 'stage', Value: 'stage-2' },
+      ],
     });
     expect(functions[0]?.[1].Properties.Environment).toMatchObject({ Variables: { POWERTOOLS_SERVICE_NAME: 'sluice-order-aggregation-dev' } });
 
@@ -166,6 +175,7 @@ describe('npx serverless package', () => {
       'Checkpoints',
       'Transactions',
       'Records dropped',
+      'Shards stopped at a failing record',
       'Function errors',
       'Function duration p99 (ms)',
     ]);

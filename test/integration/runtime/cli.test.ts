@@ -88,6 +88,8 @@ describe('sluice status, savepoint and restore', () => {
     const flaggedJson = JSON.parse((await sluice('status', PIPELINE_FILE, '--json')).stdout) as { deletedOutput: { topic: string; checkpoint: number }[] };
     expect(flaggedJson.deletedOutput).toEqual([expect.objectContaining({ topic: `${name}-out`, partition: 0, checkpoint })]);
 
+    expect(await sluice('resume', PIPELINE_FILE)).toEqual({ code: 0, stdout: 'No shard is failing at a record: nothing to resume.\n', stderr: '' });
+
     expect(await sluice('savepoint', PIPELINE_FILE, '--name', 'before-upgrade')).toEqual({
       code: 0,
       stdout: `Savepoint before-upgrade written from checkpoint ${checkpoint} (savepoints/before-upgrade/manifest.json)\n`,

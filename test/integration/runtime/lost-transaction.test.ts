@@ -8,14 +8,13 @@ import { minutes } from '../../../lib/api/index.js';
 import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.js';
 import { CommittedRangeReader, createRecordWriter, TransactionLostError } from '../../../lib/kafka/index.js';
 import { CheckpointTransactionLostError } from '../../../lib/runtime/coordinator.js';
-import { commitHandler, coordinatorHandler, processorHandler } from '../../../lib/aws/handlers.js';
 import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { isRolledBack } from '../../../lib/snapshot/checkpoint-state.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { lambdaRecords } from '../../../lib/offline/msk-event.js';
-import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
+import { inProcessFunctions, useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 import { closingOrders, expectedTotals, generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';
 
@@ -50,16 +49,7 @@ async function loseATransaction(withSnapshots: boolean) {
     },
     { clock: () => now },
   );
-  const processor = processorHandler(runtime, 'stage-1');
-  const commit = commitHandler(runtime);
-  const coordinator = coordinatorHandler(
-    runtime,
-    async (target) => {
-      await processor({ sluice: 'tick', ...target });
-    },
-    () => Promise.resolve(),
-    () => now,
-  );
+  const { processor, commit, coordinator } = inProcessFunctions(runtime, () => now, { startsCommit: false });
 
   await coordinator(); // triggers checkpoint 1
   const reader = new CommittedRangeReader({ brokers: testBrokers() });

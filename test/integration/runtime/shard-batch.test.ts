@@ -23,7 +23,7 @@ import type { KafkaRecord } from '../../../lib/kafka/records.js';
 import { startDynamoDbEmulator, type Emulator } from '../../../lib/offline/emulators.js';
 import type { Stage } from '../../../lib/plan/plan.js';
 import { planPipeline } from '../../../lib/plan/planner.js';
-import { OffsetGapError, prepareShardBatch } from '../../../lib/runtime/shard-batch.js';
+import { hasStopped, OffsetGapError, prepareShardBatch } from '../../../lib/runtime/shard-batch.js';
 import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
 import type { ShardStore } from '../../../lib/state/shard-store.js';
@@ -332,8 +332,39 @@ describe('the processor’s state path', () => {
 
     it('fails the batch under fail(), naming the record that would outgrow it', async () => {
       const { notes, notesStage } = notesPlan(BadRecordPolicy.fail());
-      const failure = prepareShardBatch({ plan: notes, stage: notesStage, store: new MemoryShardStore(), shard: { stage: notesStage.id, shard: 0 }, records: batch, clock: () => 0 });
-      await expect(failure).rejects.toThrow(/^Record notes\/0@2: notes failed: the state of its key would take \d+ bytes, more than the 194560 a key may hold/);
+      const failed = await prepareShardBatch({ plan: notes, stage: notesStage, store: new MemoryShardStore(), shard: { stage: notesStage.id, shard: 0 }, records: batch, clock: () => 0 });
+      expect(failed.error?.message).toMatch(/^Record notes\/0@2: notes failed: the state of its key would take \d+ bytes, more than the 194560 a key may hold/);
+      expect(failed.changes).toEqual([]);
+    });
+
+    it('counts the attempts at a failing record until fail()\'s bound, then only acknowledges until the failure is forgotten', async () => {
+      const { notes, notesStage } = notesPlan(BadRecordPolicy.fail({ maxAttempts: 2 }));
+      const store = new MemoryShardStore();
+      const shard = { stage: notesStage.id, shard: 0 };
+      let now = 1_000;
+      const attempt = async (records: readonly KafkaRecord[]) => {
+        const prepared = await prepareShardBatch({ plan: notes, stage: notesStage, store, shard, records, clock: () => now, startingOffset: () => Promise.resolve(0) });
+        await store.commit(prepared.claim, prepared.progress);
+        now += 1_000;
+        return prepared;
+      };
+      const first = await attempt(batch);
+      expect(first.failure).toMatchObject({ offset: 2, attempts: 1, firstFailedAt: 1_000, lastFailedAt: 1_000 });
+      expect(first.progress).toMatchObject({ offset: 0, catchUp: true });
+      expect(hasStopped(notes, first.failure)).toBe(false);
+      const second = await attempt(batch);
+      expect(second.failure).toMatchObject({ offset: 2, attempts: 2, firstFailedAt: 1_000, lastFailedAt: 2_000 });
+      expect(hasStopped(notes, second.failure)).toBe(true);
+      // Stopped: a tick, or later records, are not processed, and the failure stays as it was.
+      const stopped = await attempt([note(4, 9, 1)]);
+      expect(stopped).toMatchObject({ skipped: 1, changes: [], progress: { offset: 0, failure: second.failure } });
+      expect(stopped.error).toBeUndefined();
+      expect([...stopped.outputs.sinks.values()].flat()).toEqual([]);
+      // With more attempts allowed (a redeployed policy), it tries again, and a batch past the record forgets the failure.
+      const { notes: skipping } = notesPlan(BadRecordPolicy.skip());
+      const past = await prepareShardBatch({ plan: skipping, stage: notesStage, store, shard, records: batch, clock: () => now });
+      expect(past.progress.failure).toBeUndefined();
+      expect(past.progress.offset).toBe(4);
     });
   });
 });

@@ -32,4 +32,14 @@ describe('the status line of sluice offline', () => {
     const line = formatStatusLine({ ...status, deletedOutput: [deleted, { ...deleted, offset: 7 }] }, new Throughput().now());
     expect(line).toMatch(/ · COMMITTED OUTPUT DELETED from totals\/1 \(sluice status --offline says more\)$/);
   });
+
+  it('names the shards stopped at a failing record, not those still retrying it', () => {
+    const shard = { stageId: 'stage-1', topic: 'orders', partition: 0, offset: 40, logEnd: 90, lag: 50, acknowledged: 3, dropped: { late: 0, skipped: 0, deadLettered: 0 }, epoch: 9, transactions: [] };
+    const failure = { offset: 41, attempts: 10, reason: 'Record orders/0@41: ...', firstFailedAt: 0, lastFailedAt: 0 };
+    const line = formatStatusLine(
+      { ...status, shards: [{ ...shard, failure: { ...failure, stopped: true } }, { ...shard, partition: 1, failure: { ...failure, stopped: false } }] },
+      new Throughput().now(),
+    );
+    expect(line).toMatch(/ · STOPPED at failing orders\/0@41 \(sluice status --offline says why; sluice resume --offline after the fix\)$/);
+  });
 });
