@@ -10,13 +10,15 @@ const path = require('node:path');
 
 const DEFAULT_PIPELINE = 'examples/order-aggregation.ts';
 
-async function loadPlan(file) {
+/** The pipeline's plan under the deployment stage's names, and the plan helpers this file uses. */
+async function loadPlan(file, deploymentStage) {
   const { tsImport } = await import('tsx/esm/api');
   const here = path.join(__dirname, 'serverless.cjs');
   const pipeline = (await tsImport(path.resolve(file), here)).default;
   const { assertDeployable, planPipeline } = await tsImport('../lib/plan/planner.ts', here);
   const { triggerStartingPosition } = await tsImport('../lib/plan/trigger-position.ts', here);
-  return { plan: assertDeployable(planPipeline(pipeline)), triggerStartingPosition };
+  const names = await tsImport('../lib/plan/names.ts', here);
+  return { plan: assertDeployable(planPipeline(pipeline, { deploymentStage })), triggerStartingPosition, names };
 }
 
 /** Function names are `<service>-<stage>-<function>`; Lambda allows 64 characters. */
@@ -31,18 +33,8 @@ function stageTopics(stage) {
   return topics;
 }
 
-function groupOf(plan, stage) {
-  return stage.input.kind === 'source' ? stage.input.source.source.config.groupId : `${plan.pipeline}-${stage.id}`;
-}
-
 function sinkTopics(stage) {
   return stage.nodes.flatMap((node) => (node.role === 'sink' ? [node.transformation.sink.config.serializer.topic ?? '*'] : []));
-}
-
-/** The prefix of a stage's transactional ids, as the processor names them (lib/runtime/processor.ts). */
-function transactionalPrefixOf(plan, stage) {
-  const sink = stage.nodes.find((node) => node.role === 'sink' && node.transformation.sink.config.deliveryGuarantee === 'EXACTLY_ONCE');
-  return sink?.transformation.sink.config.transactionalIdPrefix ?? `${plan.pipeline}-tx`;
 }
 
 /** Alarm periods: CloudWatch's 5-minute basic resolution. */
@@ -215,7 +207,8 @@ function scramFrom(options) {
 }
 
 module.exports = async ({ options }) => {
-  const { plan, triggerStartingPosition } = await loadPlan(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE);
+  // The stage as provider.stage resolves it: `--stage`, else dev.
+  const { plan, triggerStartingPosition, names } = await loadPlan(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE, options.stage ?? 'dev');
   const scram = scramFrom(options);
   const { batchSize, maximumBatchingWindowSeconds, provisionedPollers } = plan.eventSourceMapping;
   const batching = {
@@ -238,7 +231,7 @@ module.exports = async ({ options }) => {
       description: `Sluice ${plan.pipeline}: processes ${stage.id} (${stageTopics(stage).join(', ')})`,
       environment: { SLUICE_STAGE: stage.id },
       events: stageTopics(stage).map((topic) =>
-        trigger({ topic, consumerGroupId: groupOf(plan, stage), startingPosition: startingPositionOf(stage), batching, scram }),
+        trigger({ topic, consumerGroupId: names.consumerGroupOf(plan, stage), startingPosition: startingPositionOf(stage), batching, scram }),
       ),
     };
   }
@@ -341,7 +334,6 @@ module.exports = async ({ options }) => {
   const resources = {};
   for (const stage of plan.stages) {
     const key = functionKey(`processor-${stage.id}`);
-    const prefix = transactionalPrefixOf(plan, stage);
     resources[roleId(key)] = roleOf(key, [
       // Deltas written, and a rollback's manifest and deltas read.
       snapshotObjects(['s3:GetObject', 's3:PutObject']),
@@ -354,11 +346,15 @@ module.exports = async ({ options }) => {
         Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:WriteData'],
         Resource: topicArns(writtenBy(stage)),
       },
-      { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], Resource: [kafkaArn('group', groupOf(plan, stage))] },
+      // The trigger's group; and the group the source names, whose offsets committedOffsets() starts from.
+      { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], Resource: [kafkaArn('group', names.consumerGroupOf(plan, stage))] },
+      ...(stage.input.kind === 'source'
+        ? [{ Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: [kafkaArn('group', stage.input.source.source.config.groupId)] }]
+        : []),
       {
         Effect: 'Allow',
         Action: ['kafka-cluster:DescribeTransactionalId', 'kafka-cluster:AlterTransactionalId'],
-        Resource: [kafkaArn('transactional-id', `${prefix}-${stage.id}-*`)],
+        Resource: [kafkaArn('transactional-id', `${names.transactionalIdPrefixOf(plan, stage)}-*`)],
       },
       // What Lambda's MSK event source mapping needs on the function's role.
       { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: ['${param:mskClusterArn}'] },
@@ -382,7 +378,7 @@ module.exports = async ({ options }) => {
     {
       Effect: 'Allow',
       Action: ['kafka-cluster:DescribeTransactionalId', 'kafka-cluster:AlterTransactionalId'],
-      Resource: [...new Set(plan.stages.map((stage) => transactionalPrefixOf(plan, stage)))].map((prefix) => kafkaArn('transactional-id', `${prefix}-*`)),
+      Resource: plan.stages.map((stage) => kafkaArn('transactional-id', `${names.transactionalIdPrefixOf(plan, stage)}-*`)),
     },
   ]);
   functions[commitKey].role = roleArn(commitKey);

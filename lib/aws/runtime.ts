@@ -9,6 +9,7 @@ import { connectKafka, type CommittedReader, type KafkaClients, type TopicAdmin,
 import { kafkaFromEnvironment, usesScram, type KafkaConnectionOptions, type ScramCredentials } from '../kafka/connection.js';
 import { SCRAM_SECRET_VARIABLE, scramCredentials } from './kafka-secret.js';
 import type { Plan } from '../plan/plan.js';
+import { validDeploymentStage } from '../plan/names.js';
 import { assertDeployable, planPipeline } from '../plan/planner.js';
 import { DynamoCoordinatorStore, type CoordinatorStore } from '../state/coordinator-store.js';
 import { DynamoShardStore } from '../state/dynamodb-shard-store.js';
@@ -27,14 +28,16 @@ export interface RuntimeConfig {
    */
   readonly snapshotBucket?: string;
   readonly kafka: KafkaConnectionOptions;
+  /** The deployment stage, part of the pipeline's names on the brokers (see {@link Plan.deploymentStage}); none offline. */
+  readonly deploymentStage?: string;
   readonly dynamodb?: AwsClientOptions;
   readonly s3?: AwsClientOptions;
 }
 
 /**
  * The runtime's settings from the function's environment: `SLUICE_STATE_TABLE`,
- * `SLUICE_SNAPSHOT_BUCKET`, `KAFKA_BROKERS` and `KAFKA_AUTH` (see {@link kafkaFromEnvironment}), and for
- * offline mode's emulators
+ * `SLUICE_SNAPSHOT_BUCKET`, `SLUICE_DEPLOYMENT_STAGE` (set by the deployment), `KAFKA_BROKERS` and
+ * `KAFKA_AUTH` (see {@link kafkaFromEnvironment}), and for offline mode's emulators
  * `SLUICE_DYNAMODB_ENDPOINT` and `SLUICE_S3_ENDPOINT`.
  */
 export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env, scram?: ScramCredentials): RuntimeConfig {
@@ -44,10 +47,12 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env, scra
   if (!kafka) throw new Error('KAFKA_BROKERS is not set: the bootstrap brokers, host:port,host:port');
   const dynamodbEndpoint = env.SLUICE_DYNAMODB_ENDPOINT;
   const s3Endpoint = env.SLUICE_S3_ENDPOINT;
+  const deploymentStage = env.SLUICE_DEPLOYMENT_STAGE;
   return {
     tableName,
     snapshotBucket,
     kafka,
+    ...(deploymentStage ? { deploymentStage: validDeploymentStage(deploymentStage) } : {}),
     ...(dynamodbEndpoint ? { dynamodb: { endpoint: dynamodbEndpoint } } : {}),
     ...(s3Endpoint ? { s3: { endpoint: s3Endpoint } } : {}),
   };
@@ -86,7 +91,7 @@ export class PipelineRuntime {
     readonly config: RuntimeConfig,
     processorOptions: Pick<ProcessorOptions, 'clock' | 'onStep' | 'transactionPoolSize'> = {},
   ) {
-    this.plan = assertDeployable(planPipeline(pipeline));
+    this.plan = assertDeployable(planPipeline(pipeline, { deploymentStage: config.deploymentStage }));
     const client = createDocumentClient(config.dynamodb);
     this.requests.attach(client, 'DynamoDB');
     this.store = new DynamoShardStore(client, config.tableName);

@@ -87,9 +87,16 @@ const OFFLINE_HELP = `  --offline     the pipeline as sluice offline runs it: it
 const ENVIRONMENT_HELP = `Environment (as the pipeline's functions read it):
   SLUICE_STATE_TABLE        the pipeline's DynamoDB table
   SLUICE_SNAPSHOT_BUCKET    the pipeline's S3 snapshot bucket
+  SLUICE_DEPLOYMENT_STAGE   the deployment stage (sluice deploy --stage; dev by default), part of its
+                            consumer groups, transactional ids and repartition topics
   KAFKA_BROKERS             bootstrap brokers, host:port,host:port
   SLUICE_DYNAMODB_ENDPOINT, SLUICE_S3_ENDPOINT   emulator endpoints (offline mode)
 `;
+
+function stringOption(values: Parsed['values'], name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
 
 function positiveNumber(values: Parsed['values'], name: string): number | undefined {
   const value = values[name];
@@ -209,12 +216,14 @@ other partitions than the pipeline's parallelism.
 
 Options:
   --json         print the plan as JSON
+  --stage        the names a deployment stage gives it (sluice deploy --stage): consumer groups,
+                 transactional ids and repartition topics; without it, offline mode's names
   --no-brokers   do not contact the brokers
   --help         show this help
 `,
-    options: { json: { type: 'boolean' }, 'no-brokers': { type: 'boolean' } },
+    options: { json: { type: 'boolean' }, stage: { type: 'string' }, 'no-brokers': { type: 'boolean' } },
     async run(file, values, out) {
-      const plan = planPipeline(await loadPipeline(file));
+      const plan = planPipeline(await loadPipeline(file), { deploymentStage: stringOption(values, 'stage') });
       const topics = values['no-brokers'] ? undefined : await topicSettingsOf(plan);
       if (values.json) {
         out(`${JSON.stringify({ ...describePlan(plan), ...(topics ? { topics: topics.result } : {}) }, null, 2)}\n`);
@@ -262,7 +271,7 @@ Options:
         args.push('--param', param);
       }
       // A pipeline that does not plan fails here, with its own message, before anything is built.
-      const plan = assertDeployable(planPipeline(await loadPipeline(file)));
+      const plan = assertDeployable(planPipeline(await loadPipeline(file), { deploymentStage: stringOption(values, 'stage') ?? 'dev' }));
       const topics = await topicSettingsOf(plan);
       out(formatTopicSettings(topics.brokers, topics.result));
       const code = await runServerless(args, { ...process.env, SLUICE_PIPELINE_FILE: file });

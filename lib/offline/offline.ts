@@ -1,4 +1,5 @@
 import type { Plan } from '../plan/plan.js';
+import { consumerGroupOf } from '../plan/names.js';
 import { assertDeployable, planPipeline } from '../plan/planner.js';
 import { planTopics } from '../plan/topics.js';
 import { mkdirSync } from 'node:fs';
@@ -239,7 +240,7 @@ export class OfflineSession {
           kafka,
           topic: description.topic,
           partitions: description.partitions.map((p) => p.partition),
-          groupId: stage.input.kind === 'source' ? stage.input.source.source.config.groupId : `${pipelineName}-${stage.id}`,
+          groupId: consumerGroupOf(plan, stage),
           ...(batchSize === undefined ? {} : { batchSize }),
           ...(batchWindowMs === undefined ? {} : { batchWindowMs }),
           handler,

@@ -1,10 +1,12 @@
 import type { OffsetsInitializer } from '../api/source.js';
+import { consumerGroupOf, transactionalIdPrefixOf } from './names.js';
 import type { Plan, PlanNode, Stage } from './plan.js';
 import { triggerStartingPosition } from './trigger-position.js';
 
 /** A plan as plain data: what `sluice explain --json` prints. */
 export interface PlanDescription {
   readonly pipeline: string;
+  readonly deploymentStage?: string;
   readonly parallelism: number;
   readonly maxParallelism: number;
   readonly checkpointing: Plan['checkpointing'];
@@ -27,10 +29,11 @@ export interface StageDescription {
   readonly outputs: readonly Record<string, unknown>[];
 }
 
-function offsets(initializer: OffsetsInitializer): string {
+/** `group` names the group whose offsets `committed` reads, where it is not the trigger's. */
+function offsets(initializer: OffsetsInitializer, group: string | undefined): string {
   switch (initializer.kind) {
     case 'committed':
-      return `committed offsets (reset ${initializer.resetStrategy})`;
+      return `committed offsets${group === undefined ? '' : ` of group ${group}`} (reset ${initializer.resetStrategy})`;
     case 'timestamp':
       return `offsets at ${new Date(initializer.timestamp).toISOString()}`;
     default:
@@ -38,10 +41,11 @@ function offsets(initializer: OffsetsInitializer): string {
   }
 }
 
-function describeInput(stage: Stage): Record<string, unknown> {
+function describeInput(stage: Stage, plan: Plan): Record<string, unknown> {
   const { input } = stage;
+  const triggerGroup = consumerGroupOf(plan, stage);
   if (input.kind === 'repartition') {
-    return { kind: 'repartition', topic: input.topic, partitions: input.partitions, keyBy: input.keyBy.name, from: input.upstream };
+    return { kind: 'repartition', topic: input.topic, partitions: input.partitions, keyBy: input.keyBy.name, from: input.upstream, triggerGroup };
   }
   const { source, watermarks, name } = input.source;
   return {
@@ -49,7 +53,8 @@ function describeInput(stage: Stage): Record<string, unknown> {
     name,
     topics: source.describeTopics(),
     groupId: source.config.groupId,
-    startingOffsets: offsets(source.config.startingOffsets),
+    triggerGroup,
+    startingOffsets: offsets(source.config.startingOffsets, triggerGroup === source.config.groupId ? undefined : source.config.groupId),
     triggerStartingPosition: triggerStartingPosition(source.config.startingOffsets, Date.now()).startingPosition,
     watermarks: watermarks.description + (watermarks.idlenessMs ? `, idle after ${watermarks.idlenessMs} ms` : ''),
     partitionedByRecordKey: input.partitionedByRecordKey,
@@ -107,7 +112,7 @@ function describeOutputs(stage: Stage, plan: Plan): Record<string, unknown>[] {
           name: node.name,
           topic: config.serializer.topic ?? '(topic per element)',
           deliveryGuarantee: config.deliveryGuarantee,
-          ...(config.transactionalIdPrefix ? { transactionalIdPrefix: config.transactionalIdPrefix } : {}),
+          ...(config.deliveryGuarantee === 'EXACTLY_ONCE' ? { transactionalIds: `${transactionalIdPrefixOf(plan, stage)}-<topic>-<partition>-<slot>` } : {}),
           ...(config.deliveryGuarantee === 'EXACTLY_ONCE' ? { transactionTimeoutMs: config.transactionTimeoutMs } : {}),
           ...(config.serializer.recordTimestamp ? { recordTimestamp: config.serializer.recordTimestamp } : {}),
         },
@@ -126,6 +131,7 @@ export function describePlan(plan: Plan): PlanDescription {
   const policy = plan.badRecordPolicy;
   return {
     pipeline: plan.pipeline,
+    ...(plan.deploymentStage === undefined ? {} : { deploymentStage: plan.deploymentStage }),
     parallelism: plan.parallelism,
     maxParallelism: plan.maxParallelism,
     checkpointing: plan.checkpointing,
@@ -133,7 +139,7 @@ export function describePlan(plan: Plan): PlanDescription {
     eventSourceMapping: plan.eventSourceMapping,
     stages: plan.stages.map((stage) => ({
       id: stage.id,
-      input: describeInput(stage),
+      input: describeInput(stage, plan),
       operators: stage.nodes.map((node) => describeNode(node, stage)),
       outputs: describeOutputs(stage, plan),
     })),
@@ -153,7 +159,7 @@ export function formatPlan(plan: Plan): string {
   const d = describePlan(plan);
   const { intervalMs, timeoutMs } = d.checkpointing;
   const lines = [
-    `Pipeline ${d.pipeline}: ${d.stages.length} stage${d.stages.length === 1 ? '' : 's'}`,
+    `Pipeline ${d.pipeline}${d.deploymentStage === undefined ? '' : ` (deployment stage ${d.deploymentStage})`}: ${d.stages.length} stage${d.stages.length === 1 ? '' : 's'}`,
     `  checkpoints: ${intervalMs > 0 ? `every ${intervalMs} ms, timeout ${timeoutMs} ms` : 'off'}; ` +
       `key groups: ${d.maxParallelism}; repartition partitions: ${d.parallelism}; bad records: ${d.badRecordPolicy}`,
     `  triggers: ${formatTriggers(d.eventSourceMapping)}`,
@@ -167,10 +173,13 @@ export function formatPlan(plan: Plan): string {
         : `${stage.id}: one shard per partition of ${String(input.topic)} (${String(input.partitions)} partitions, written by ${(input.from as string[]).join(', ')})`,
     );
     if (input.kind === 'source') {
+      const group = input.groupId === input.triggerGroup ? `group ${String(input.groupId)}` : `trigger group ${String(input.triggerGroup)}`;
       lines.push(
-        `  input: group ${String(input.groupId)}, ${String(input.startingOffsets)} (trigger from ${String(input.triggerStartingPosition)}), watermarks: ${String(input.watermarks)}` +
+        `  input: ${group}, ${String(input.startingOffsets)} (trigger from ${String(input.triggerStartingPosition)}), watermarks: ${String(input.watermarks)}` +
           (input.partitionedByRecordKey ? ', partitioned by record key' : ''),
       );
+    } else {
+      lines.push(`  input: trigger group ${String(input.triggerGroup)}`);
     }
     stage.operators.forEach((op, index) => {
       const from = op.inputs.length > 0 ? ` ← ${op.inputs.join(', ')}` : '';

@@ -15,6 +15,12 @@ import type { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 /** A compiled pipeline: stages, each the work of one shard (one partition of its input topic). */
 export interface Plan {
   readonly pipeline: string;
+  /**
+   * The deployment stage (`sluice deploy --stage`, `SLUICE_DEPLOYMENT_STAGE` in the functions):
+   * part of every consumer group, transactional id and repartition topic (lib/plan/names.ts).
+   * Unset offline and in tests.
+   */
+  readonly deploymentStage?: string;
   readonly stages: readonly Stage[];
   readonly maxParallelism: number;
   readonly parallelism: number;

@@ -1,6 +1,7 @@
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import type { KeyByTransformation, SourceTransformation, Transformation } from '../api/transformations.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
+import { repartitionTopicName, validDeploymentStage } from './names.js';
 import type { Plan, PlanEdge, PlanNode, Stage, StageInput } from './plan.js';
 
 /** A pipeline that cannot run as written; the message says what to change. */
@@ -55,13 +56,20 @@ function inPlace(context: Context, keyBy: KeyByTransformation): boolean {
   return context.stage.input.kind === 'source' && context.stage.input.partitionedByRecordKey;
 }
 
+export interface PlanOptions {
+  /** The deployment stage whose names the plan takes (see {@link Plan.deploymentStage}). */
+  readonly deploymentStage?: string | undefined;
+}
+
 /**
  * Compiles a pipeline into stages. A stage starts at a source or at a repartition topic; a
  * keyBy whose key is not the one the stage's input is partitioned by ends its stage in a
- * repartition topic (`<pipeline>-<keyBy name>-repartition`) and starts a new stage there,
- * as Kafka Streams does. Operators after a union of several stages' streams run in each.
+ * repartition topic (`<pipeline>[-<deployment stage>]-<keyBy name>-repartition`) and starts a
+ * new stage there, as Kafka Streams does. Operators after a union of several stages' streams
+ * run in each.
  */
-export function planPipeline(env: StreamExecutionEnvironment): Plan {
+export function planPipeline(env: StreamExecutionEnvironment, { deploymentStage }: PlanOptions = {}): Plan {
+  if (deploymentStage !== undefined) validDeploymentStage(deploymentStage);
   const transformations = env.getTransformations();
   assignNames(transformations);
   if (!transformations.some((t) => t.kind === 'sink')) {
@@ -99,7 +107,7 @@ export function planPipeline(env: StreamExecutionEnvironment): Plan {
           contexts.set(t.id, [{ stage: only.stage, keyBy: t }]);
           break;
         }
-        const topic = `${env.name}-${t.name}-repartition`;
+        const topic = repartitionTopicName(env.name, t.name, deploymentStage);
         const partitions = env.getParallelism();
         for (const { stage } of inputs) {
           stage.nodes.push({ role: 'repartition', id: t.id, name: t.name, inputs: edgesIn(stage, t), transformation: t, topic, partitions });
@@ -136,6 +144,7 @@ export function planPipeline(env: StreamExecutionEnvironment): Plan {
 
   const plan: Plan = {
     pipeline: env.name,
+    ...(deploymentStage === undefined ? {} : { deploymentStage }),
     stages: stages.map(({ id, input, nodes }): Stage => ({ id, input, nodes })),
     maxParallelism: env.getMaxParallelism(),
     parallelism: env.getParallelism(),

@@ -6,6 +6,7 @@ import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
 import type { RequestCounts, RequestTally } from './request-counts.js';
+import { exactlyOnceSinkOf, transactionalIdPrefixOf } from '../plan/names.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
@@ -445,23 +446,14 @@ export class Processor {
     }
   }
 
-  private exactlyOnceSink(stage: Stage): KafkaSink<unknown> | undefined {
-    for (const node of stage.nodes) {
-      if (node.role === 'sink' && node.transformation.sink.config.deliveryGuarantee === DeliveryGuarantee.EXACTLY_ONCE) {
-        return node.transformation.sink;
-      }
-    }
-    return undefined;
-  }
-
   private transactionTimeoutMs(stage: Stage): number {
-    return this.exactlyOnceSink(stage)?.config.transactionTimeoutMs ?? 900_000;
+    return exactlyOnceSinkOf(stage)?.config.transactionTimeoutMs ?? 900_000;
   }
 
-  /** `<prefix>-<stage>-<topic>-<partition>-<slot>` (docs/PROTOCOL.md, "Transactional ids"). */
+  /** `<prefix>[-<deployment stage>]-<stage>-<topic>-<partition>-<slot>` (docs/PROTOCOL.md, "Transactional ids"). */
   private transactionalId(stage: Stage, shard: ShardRef, epoch: number): string {
-    const prefix = this.exactlyOnceSink(stage)?.config.transactionalIdPrefix ?? `${this.options.plan.pipeline}-tx`;
-    return `${prefix}-${shard.stage.replace('/', '-')}-${shard.shard}-${epoch % this.poolSize}`;
+    const topic = shard.stage.slice(stage.id.length + 1);
+    return `${transactionalIdPrefixOf(this.options.plan, stage)}-${topic}-${shard.shard}-${epoch % this.poolSize}`;
   }
 
   /**

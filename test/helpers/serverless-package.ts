@@ -23,6 +23,7 @@ export function usePackaging() {
     trigger = 'msk',
     extraEnv: Record<string, string> = {},
     params: Record<string, string> = {},
+    stage?: string,
   ): Promise<{ folder: string; template: Template }> => {
     const folder = mkdtempSync(join(tmpdir(), 'sluice-package-'));
     folders.push(folder);
@@ -36,7 +37,8 @@ export function usePackaging() {
       AWS_PROFILE: 'none',
     };
     const paramArgs = Object.entries(params).flatMap(([name, value]) => ['--param', `${name}=${value}`]);
-    await run('npx', ['serverless', 'package', '--package', folder, ...paramArgs], { env, timeout: 240_000 });
+    const stageArgs = stage === undefined ? [] : ['--stage', stage];
+    await run('npx', ['serverless', 'package', '--package', folder, ...stageArgs, ...paramArgs], { env, timeout: 240_000 });
     const template = JSON.parse(readFileSync(join(folder, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
     return { folder, template };
   };

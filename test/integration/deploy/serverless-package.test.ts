@@ -48,9 +48,9 @@ describe('npx serverless package', () => {
       Topics: ['orders'],
       StartingPosition: 'TRIM_HORIZON',
       BatchSize: 500,
-      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-aggregation' },
+      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-aggregation-dev' },
     });
-    expect(repartitionMapping?.[1].Properties).toMatchObject({ Topics: ['order-aggregation-keyBy-repartition'] });
+    expect(repartitionMapping?.[1].Properties).toMatchObject({ Topics: ['order-aggregation-dev-keyBy-repartition'] });
     expect(ofType(template, 'AWS::Events::Rule')[0]?.[1].Properties.ScheduleExpression).toBe('rate(1 minute)');
     // The coordinator runs for 55 s of each minute: its timeout leaves room, its memory is small.
     expect(functions.find(([name]) => name === 'CoordinatorLambdaFunction')?.[1].Properties).toMatchObject({ Timeout: 70, MemorySize: 256 });
@@ -105,8 +105,8 @@ describe('npx serverless package', () => {
     const text = JSON.stringify(statements);
     expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/orders');
     expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregates');
-    expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-keyBy-repartition');
-    expect(text).toContain('transactional-id/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-tx-*');
+    expect(text).toContain('topic/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-dev-keyBy-repartition');
+    expect(text).toContain('transactional-id/sluice/11111111-2222-3333-4444-555555555555-1/order-aggregation-tx-dev-stage-2-*');
 
     // A role per function, with only what that function does.
     const roles = new Map(ofType(template, 'AWS::IAM::Role'));
@@ -123,11 +123,11 @@ describe('npx serverless package', () => {
     for (const fn of ['Processorstage1LambdaFunction', 'Processorstage2LambdaFunction', 'CommitLambdaFunction']) {
       expect(allowed(fn, 'lambda:InvokeFunction'), `${fn} invokes nothing`).toEqual([]);
     }
-    expect(allowed('Processorstage1LambdaFunction', 'kafka-cluster:WriteData').join()).toContain('order-aggregation-keyBy-repartition');
+    expect(allowed('Processorstage1LambdaFunction', 'kafka-cluster:WriteData').join()).toContain('order-aggregation-dev-keyBy-repartition');
     expect(allowed('Processorstage1LambdaFunction', 'kafka-cluster:WriteData').join()).not.toContain('order-aggregates');
     expect(allowed('Processorstage2LambdaFunction', 'kafka-cluster:WriteData').join()).toContain('/order-aggregates');
     expect(allowed('Processorstage2LambdaFunction', 'kafka-cluster:DescribeTopicDynamicConfiguration').join(), 'the output topics’ limits are read').toContain('/order-aggregates');
-    expect(allowed('Processorstage2LambdaFunction', 'kafka-cluster:AlterTransactionalId').join()).toContain('order-aggregation-tx-stage-2-*');
+    expect(allowed('Processorstage2LambdaFunction', 'kafka-cluster:AlterTransactionalId').join()).toContain('order-aggregation-tx-dev-stage-2-*');
     expect(allowed('CommitLambdaFunction', 'kafka-cluster:WriteData'), 'the commit function writes no record').toEqual([]);
     expect(allowed('CommitLambdaFunction', 'kafka-cluster:ReadData').join(), 'a fenced transaction’s first record is read back').toContain('/order-aggregates');
     expect(allowed('CommitLambdaFunction', 's3:PutObject')).toEqual([]);
@@ -191,7 +191,19 @@ describe('npx serverless package', () => {
   it('deploys a processor per stage of a two-stage pipeline, the second on its repartition topic', async () => {
     const { template } = await packageFor('test/fixtures/pipelines/top-category.ts');
     const mappings = ofType(template, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
-    expect(mappings.map((m) => m.Topics)).toEqual([['orders'], ['top-category-keyBy-2-repartition']]);
+    expect(mappings.map((m) => m.Topics)).toEqual([['orders'], ['top-category-dev-keyBy-2-repartition']]);
+    // Another deployment stage on the same cluster shares no group, transactional id or repartition topic.
+    const prod = await packageFor('test/fixtures/pipelines/top-category.ts', 'msk', {}, {}, 'prod');
+    const prodMappings = ofType(prod.template, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    expect(prodMappings.map((m) => m.Topics)).toEqual([['orders'], ['top-category-prod-keyBy-2-repartition']]);
+    expect(prodMappings.map((m) => (m.AmazonManagedKafkaEventSourceConfig as { ConsumerGroupId: string }).ConsumerGroupId)).toEqual([
+      'top-category-prod',
+      'top-category-prod-stage-2',
+    ]);
+    expect(JSON.stringify(prod.template)).not.toMatch(/top-category-dev|transactional-id\/[^"]*top-category-tx-stage/);
+    for (const [, fn] of ofType(prod.template, 'AWS::Lambda::Function')) {
+      expect(fn.Properties.Environment).toMatchObject({ Variables: { SLUICE_DEPLOYMENT_STAGE: 'prod' } });
+    }
     expect(ofType(template, 'AWS::Lambda::Function')).toHaveLength(4);
   }, 300_000);
 
@@ -215,7 +227,7 @@ describe('npx serverless package', () => {
     expect(mapping?.[1].Properties).toMatchObject({
       Topics: ['orders'],
       SelfManagedEventSource: { Endpoints: { KafkaBootstrapServers: ['b-1.sluice.example.c3.kafka.eu-west-1.amazonaws.com:9098'] } },
-      SelfManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-aggregation' },
+      SelfManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-aggregation-dev' },
     });
     expect(JSON.stringify(mapping?.[1].Properties.SourceAccessConfigurations)).toContain('SASL_SCRAM_512_AUTH');
     expect(JSON.stringify(ofType(template, 'AWS::IAM::Role'))).toContain('secretsmanager:GetSecretValue');

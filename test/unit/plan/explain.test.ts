@@ -16,13 +16,14 @@ stage-1: one shard per partition of orders (source "Order Source")
   → repartition: topic order-aggregation-keyBy-repartition, partitions 4, deliveryGuarantee EXACTLY_ONCE
 
 stage-2: one shard per partition of order-aggregation-keyBy-repartition (4 partitions, written by stage-1)
+  input: trigger group order-aggregation-stage-2
   1. keyBy-input [repartition-input] reads the repartition topic
   2. keyBy [keyBy] in place: each element’s key is its record’s Kafka key ← keyBy-input
   3. category-totals [window, keyed] tumbling event-time windows of 300000 ms, sum('amount') ← keyBy
        state category-totals/windows (value)
   4. to-aggregate [map] map ← category-totals
   5. Order Aggregates Sink [sink] writes order-aggregates, EXACTLY_ONCE ← to-aggregate
-  → sink: name Order Aggregates Sink, topic order-aggregates, deliveryGuarantee EXACTLY_ONCE, transactionalIdPrefix order-aggregation-tx, transactionTimeoutMs 900000, recordTimestamp ELEMENT
+  → sink: name Order Aggregates Sink, topic order-aggregates, deliveryGuarantee EXACTLY_ONCE, transactionalIds order-aggregation-tx-stage-2-<topic>-<partition>-<slot>, transactionTimeoutMs 900000, recordTimestamp ELEMENT
 `);
   });
 
@@ -41,7 +42,7 @@ stage-1: one shard per partition of orders (source "Order Source")
        state category-totals/windows (value)
   4. to-aggregate [map] map ← category-totals
   5. Order Aggregates Sink [sink] writes order-aggregates, EXACTLY_ONCE ← to-aggregate
-  → sink: name Order Aggregates Sink, topic order-aggregates, deliveryGuarantee EXACTLY_ONCE, transactionalIdPrefix order-aggregation-in-place-tx, transactionTimeoutMs 900000, recordTimestamp ELEMENT
+  → sink: name Order Aggregates Sink, topic order-aggregates, deliveryGuarantee EXACTLY_ONCE, transactionalIds order-aggregation-in-place-tx-stage-1-<topic>-<partition>-<slot>, transactionTimeoutMs 900000, recordTimestamp ELEMENT
 `);
   });
 
@@ -63,6 +64,7 @@ stage-1: one shard per partition of orders (source "orders")
   → repartition: topic top-category-keyBy-2-repartition, partitions 2, deliveryGuarantee AT_LEAST_ONCE
 
 stage-2: one shard per partition of top-category-keyBy-2-repartition (2 partitions, written by stage-1)
+  input: trigger group top-category-stage-2
   1. keyBy-2-input [repartition-input] reads the repartition topic
   2. keyBy-2 [keyBy] in place: each element’s key is its record’s Kafka key ← keyBy-2-input
   3. top-of-minute [window, keyed] tumbling event-time windows of 60000 ms, maxBy('amount') ← keyBy-2
@@ -83,10 +85,25 @@ stage-2: one shard per partition of top-category-keyBy-2-repartition (2 partitio
       partitions: 2,
       keyBy: 'keyBy-2',
       from: ['stage-1'],
+      triggerGroup: 'top-category-stage-2',
     });
     expect(plan.stages[0]?.outputs).toEqual([
       { kind: 'repartition', topic: 'top-category-keyBy-2-repartition', partitions: 2, deliveryGuarantee: 'AT_LEAST_ONCE' },
     ]);
+  });
+
+  it('names the consumer groups, transactional ids and repartition topics of a deployment stage with --stage', async () => {
+    const { code, stdout } = await sluice('explain', 'examples/order-aggregation.ts', '--stage', 'prod', '--no-brokers');
+    expect(code).toBe(0);
+    expect(stdout).toContain('Pipeline order-aggregation (deployment stage prod): 2 stages');
+    expect(stdout).toContain(
+      '  input: trigger group order-aggregation-prod, committed offsets of group order-aggregation (reset EARLIEST) (trigger from TRIM_HORIZON)',
+    );
+    expect(stdout).toContain('stage-2: one shard per partition of order-aggregation-prod-keyBy-repartition (4 partitions, written by stage-1)\n  input: trigger group order-aggregation-prod-stage-2');
+    expect(stdout).toContain('transactionalIds order-aggregation-tx-prod-stage-2-<topic>-<partition>-<slot>');
+    expect((await sluice('explain', 'examples/order-aggregation.ts', '--stage', 'a/b', '--no-brokers')).stderr).toContain(
+      'The deployment stage "a/b" must be 1 to 32 letters, digits or dashes',
+    );
   });
 
   it('fails with exit code 2 on a wrong command line and 1 on a file without a pipeline', async () => {
