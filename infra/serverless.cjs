@@ -257,6 +257,7 @@ module.exports = async ({ options }) => {
     ...(plan.badRecordPolicy.kind === 'dead-letter' ? [plan.badRecordPolicy.topic] : []),
   ];
   const inputTopics = [...new Set(plan.stages.flatMap(stageTopics))];
+  const deploymentsTopic = names.deploymentsTopicName(plan);
   const outputTopics = [...new Set(plan.stages.flatMap(writtenBy))];
   const topicArns = (topics) => [...new Set(topics)].map((topic) => kafkaArn('topic', topic));
   const functionArn = (name) => ({ 'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${name}` });
@@ -338,7 +339,8 @@ module.exports = async ({ options }) => {
       // Deltas written, and a rollback's manifest and deltas read.
       snapshotObjects(['s3:GetObject', 's3:PutObject']),
       snapshotListing,
-      { Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], Resource: topicArns(stageTopics(stage)) },
+      // Its input, and the coordinators' word on which deployment runs (lib/runtime/deployment-claim.ts).
+      { Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], Resource: topicArns([...stageTopics(stage), deploymentsTopic]) },
       {
         Effect: 'Allow',
         // DescribeTopicDynamicConfiguration: the retention, timestamp and size settings of the
@@ -367,6 +369,12 @@ module.exports = async ({ options }) => {
     snapshotListing,
     // The shards: every input topic's partitions.
     describeTopics(inputTopics),
+    // Which deployment of these names runs: this one's heartbeats, and the others'.
+    {
+      Effect: 'Allow',
+      Action: ['kafka-cluster:CreateTopic', 'kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData', 'kafka-cluster:ReadData'],
+      Resource: topicArns([deploymentsTopic]),
+    },
     { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: [...Object.values(processorNames), `${service}-${commitKey}`].map(functionArn) },
   ]);
   functions.coordinator.role = roleArn('coordinator');
@@ -382,8 +390,12 @@ module.exports = async ({ options }) => {
     },
   ]);
   functions[commitKey].role = roleArn(commitKey);
-  // Source maps stay out of the zips (infra/source-maps.cjs keeps them beside).
-  for (const fn of Object.values(functions)) fn.package = { patterns: ['!functions/*.map'] };
+  for (const fn of Object.values(functions)) {
+    // Source maps stay out of the zips (infra/source-maps.cjs keeps them beside).
+    fn.package = { patterns: ['!functions/*.map'] };
+    // What tells this deployment from another of the same names on the cluster (lib/runtime/deployment-claim.ts).
+    fn.environment = { ...fn.environment, SLUICE_DEPLOYMENT_ID: { 'Fn::Sub': '${AWS::AccountId}:${AWS::Region}:${AWS::StackName}' } };
+  }
   const processorKeys = Object.keys(processorNames).map((id) => functionKey(`processor-${id}`));
   Object.assign(resources, alarms(plan, service, Object.keys(functions), processorKeys));
   resources.Dashboard = dashboard(plan, service, Object.keys(functions), processorKeys);

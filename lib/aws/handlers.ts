@@ -29,6 +29,7 @@ export function processorHandler(runtime: PipelineRuntime, stageId: string) {
     );
   }
   return async (event: LambdaKafkaEvent | TickEvent): Promise<{ batches: BatchReport[] }> => {
+    await runtime.deployment?.check();
     if (isTickEvent(event)) {
       return { batches: [await runtime.processor.processShard(event.stageId, event.topic, event.partition, [])] };
     }
@@ -54,6 +55,7 @@ export function coordinatorHandler(
   return async (): Promise<{ outcome: CoordinatorOutcome; checkpoint: number; requests: RequestCounts; checkpointDurationMs?: number }> => {
     const { plan, store, coordinator, snapshots } = runtime;
     const before = runtime.requests.snapshot();
+    await runtime.deployment?.heartbeat();
     const shards = await runtime.shards();
     const { outcome, record } = await runCoordinator({ plan, store, coordinator, shards, tick, clock, ...(snapshots ? { snapshots } : {}) });
     // Counted before the commit function starts (a separate function on AWS); ticks run in

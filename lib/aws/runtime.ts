@@ -5,7 +5,9 @@ import { requiredEnvironment } from './environment.js';
 import { RequestCounter } from './request-metrics.js';
 import { S3SnapshotStore } from '../snapshot/s3-store.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
+import { KafkaAdmin } from '../kafka/admin.js';
 import { connectKafka, type CommittedReader, type KafkaClients, type TopicAdmin, type TransactionCommitter } from '../kafka/clients.js';
+import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 import { kafkaFromEnvironment, usesScram, type KafkaConnectionOptions, type ScramCredentials } from '../kafka/connection.js';
 import { SCRAM_SECRET_VARIABLE, scramCredentials } from './kafka-secret.js';
 import type { Plan } from '../plan/plan.js';
@@ -15,6 +17,7 @@ import { DynamoCoordinatorStore, type CoordinatorStore } from '../state/coordina
 import { DynamoShardStore } from '../state/dynamodb-shard-store.js';
 import type { ShardStore } from '../state/shard-store.js';
 import { listShards, type ShardTarget } from '../runtime/coordinator.js';
+import { DeploymentClaim } from '../runtime/deployment-claim.js';
 import { Processor, type ProcessorOptions } from '../runtime/processor.js';
 import { resumeFailedShards, type ResumedShard } from '../runtime/resume.js';
 import { restoreSnapshot, writeSavepoint, type RestoreReport, type RestoreSource } from '../runtime/savepoints.js';
@@ -30,6 +33,11 @@ export interface RuntimeConfig {
   readonly kafka: KafkaConnectionOptions;
   /** The deployment stage, part of the pipeline's names on the brokers (see {@link Plan.deploymentStage}); none offline. */
   readonly deploymentStage?: string;
+  /**
+   * What tells this deployment from another under the same names (`<account>:<region>:<stack>`):
+   * with it, the functions refuse to run beside another deployment ({@link DeploymentClaim}).
+   */
+  readonly deploymentId?: string;
   readonly dynamodb?: AwsClientOptions;
   readonly s3?: AwsClientOptions;
 }
@@ -48,11 +56,13 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env, scra
   const dynamodbEndpoint = env.SLUICE_DYNAMODB_ENDPOINT;
   const s3Endpoint = env.SLUICE_S3_ENDPOINT;
   const deploymentStage = env.SLUICE_DEPLOYMENT_STAGE;
+  const deploymentId = env.SLUICE_DEPLOYMENT_ID;
   return {
     tableName,
     snapshotBucket,
     kafka,
     ...(deploymentStage ? { deploymentStage: validDeploymentStage(deploymentStage) } : {}),
+    ...(deploymentId ? { deploymentId } : {}),
     ...(dynamodbEndpoint ? { dynamodb: { endpoint: dynamodbEndpoint } } : {}),
     ...(s3Endpoint ? { s3: { endpoint: s3Endpoint } } : {}),
   };
@@ -84,6 +94,9 @@ export class PipelineRuntime {
   readonly committer: TransactionCommitter;
   readonly admin: TopicAdmin;
   readonly reader: CommittedReader;
+  /** Present for a deployed pipeline (with {@link RuntimeConfig.deploymentId}): the handlers check it before they work. */
+  readonly deployment: DeploymentClaim | undefined;
+  private readonly claimAdmin: KafkaAdmin | undefined;
   private shardList: Promise<ShardTarget[]> | undefined;
 
   constructor(
@@ -105,6 +118,17 @@ export class PipelineRuntime {
     this.committer = this.kafka.committer;
     this.admin = this.kafka.admin;
     this.reader = this.kafka.reader;
+    if (config.deploymentId) {
+      this.claimAdmin = new KafkaAdmin(config.kafka);
+      this.deployment = new DeploymentClaim({
+        plan: this.plan,
+        deployment: config.deploymentId,
+        admin: this.claimAdmin,
+        reader: this.reader,
+        writer: () => this.kafka.recordWriter(DeliveryGuarantee.AT_LEAST_ONCE),
+        ...(processorOptions.clock ? { clock: processorOptions.clock } : {}),
+      });
+    }
     this.processor = new Processor({
       plan: this.plan,
       store: this.store,
@@ -148,6 +172,8 @@ export class PipelineRuntime {
   }
 
   async close(): Promise<void> {
+    await this.deployment?.close();
+    await this.claimAdmin?.close();
     await this.processor.close();
     await this.kafka.close();
   }

@@ -59,3 +59,8 @@ export function transactionalIdPrefixOf(plan: Pick<Plan, 'pipeline' | 'deploymen
   const prefix = exactlyOnceSinkOf(stage)?.config.transactionalIdPrefix ?? `${plan.pipeline}-tx`;
   return `${withStage(prefix, plan.deploymentStage)}-${stage.id}`;
 }
+
+/** Where a deployed pipeline's coordinators say which deployment runs (lib/runtime/deployment-claim.ts). */
+export function deploymentsTopicName(plan: Pick<Plan, 'pipeline' | 'deploymentStage'>): string {
+  return `${withStage(plan.pipeline, plan.deploymentStage)}-deployments`;
+}

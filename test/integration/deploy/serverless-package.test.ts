@@ -131,6 +131,14 @@ describe('npx serverless package', () => {
     expect(allowed('CommitLambdaFunction', 'kafka-cluster:WriteData'), 'the commit function writes no record').toEqual([]);
     expect(allowed('CommitLambdaFunction', 'kafka-cluster:ReadData').join(), 'a fenced transaction’s first record is read back').toContain('/order-aggregates');
     expect(allowed('CommitLambdaFunction', 's3:PutObject')).toEqual([]);
+    // Which deployment of these names runs: the coordinator says so on its topic, the processors read it.
+    expect(allowed('CoordinatorLambdaFunction', 'kafka-cluster:CreateTopic').join()).toContain('/order-aggregation-dev-deployments');
+    expect(allowed('Processorstage2LambdaFunction', 'kafka-cluster:ReadData').join()).toContain('/order-aggregation-dev-deployments');
+    for (const [, fn] of functions) {
+      expect(fn.Properties.Environment).toMatchObject({
+        Variables: { SLUICE_DEPLOYMENT_STAGE: 'dev', SLUICE_DEPLOYMENT_ID: { 'Fn::Sub': '${AWS::AccountId}:${AWS::Region}:${AWS::StackName}' } },
+      });
+    }
 
     // Alarms, each sent to the pipeline's SNS topic.
     const alarms = ofType(template, 'AWS::CloudWatch::Alarm');
