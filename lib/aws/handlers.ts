@@ -56,6 +56,7 @@ export function coordinatorHandler(
     const { plan, store, coordinator, snapshots } = runtime;
     const before = runtime.requests.snapshot();
     await runtime.deployment?.heartbeat();
+    await runtime.topicsExist();
     const shards = await runtime.shards();
     const { outcome, record } = await runCoordinator({ plan, store, coordinator, shards, tick, clock, ...(snapshots ? { snapshots } : {}) });
     // Counted before the commit function starts (a separate function on AWS); ticks run in

@@ -13,6 +13,7 @@ import { SCRAM_SECRET_VARIABLE, scramCredentials } from './kafka-secret.js';
 import type { Plan } from '../plan/plan.js';
 import { validDeploymentStage } from '../plan/names.js';
 import { assertDeployable, planPipeline } from '../plan/planner.js';
+import { planTopics } from '../plan/topics.js';
 import { DynamoCoordinatorStore, type CoordinatorStore } from '../state/coordinator-store.js';
 import { DynamoShardStore } from '../state/dynamodb-shard-store.js';
 import type { ShardStore } from '../state/shard-store.js';
@@ -98,6 +99,7 @@ export class PipelineRuntime {
   readonly deployment: DeploymentClaim | undefined;
   private readonly claimAdmin: KafkaAdmin | undefined;
   private shardList: Promise<ShardTarget[]> | undefined;
+  private topicsFound: Promise<unknown> | undefined;
 
   constructor(
     pipeline: StreamExecutionEnvironment,
@@ -147,6 +149,22 @@ export class PipelineRuntime {
       throw error;
     });
     return this.shardList;
+  }
+
+  /**
+   * Every topic the pipeline names (sources, sinks, repartition and dead-letter topics) exists:
+   * checked once per process, and a missing one fails with `MissingTopicsError` naming
+   * each, before anything is triggered.
+   */
+  topicsExist(): Promise<unknown> {
+    const { sources, sinks, repartitions, deadLetters } = planTopics(this.plan);
+    this.topicsFound ??= this.admin.describeTopics([...new Set([...sources, ...sinks, ...repartitions.map(({ topic }) => topic), ...deadLetters])]).catch(
+      (error: unknown) => {
+        this.topicsFound = undefined;
+        throw error;
+      },
+    );
+    return this.topicsFound;
   }
 
   private requireSnapshots(): SnapshotStore {

@@ -84,7 +84,7 @@ describe('one deployment per pipeline name and stage on a cluster', () => {
     const input = `${name}-orders`;
     await admin.ensureTopics([
       { topic: input, partitions: 1 },
-      { topic: `${name}-prod-out`, partitions: 1 },
+      { topic: `${name}-out`, partitions: 1 },
     ]);
     const runtimeOf = async (deploymentId: string) => {
       const tableName = `${name}-${deploymentId.split(':')[0] ?? ''}`;

@@ -104,6 +104,26 @@ describe('the Lambda handlers', () => {
     await runtime.close();
   }, 120_000);
 
+  it('start by checking that every topic the pipeline names exists, and name the missing one', async () => {
+    const name = uniqueName('missing');
+    const input = `${name}-orders`;
+    await environment().admin.ensureTopics([{ topic: input, partitions: 1 }]);
+    await ensureStateTable(createDocumentClient(environment().dynamo), name);
+    const runtime = new PipelineRuntime(orderTotalsPipeline({ name, input, brokers: testBrokers(), window: minutes(5) }), {
+      tableName: name,
+      kafka: { brokers: testBrokers() },
+      dynamodb: environment().dynamo,
+    });
+    const coordinator = coordinatorHandler(runtime, () => Promise.resolve(), () => Promise.resolve());
+    await expect(coordinator()).rejects.toThrow(
+      `Topic ${name}-out does not exist on the brokers. Create it (kafka-topics.sh --create --topic <name> --partitions <n>), or fix the name in the pipeline.`,
+    );
+    expect((await runtime.coordinator.get()).triggered).toBe(0);
+    await environment().admin.ensureTopics([{ topic: `${name}-out`, partitions: 1 }]);
+    expect((await coordinator()).outcome).toBe('triggered');
+    await runtime.close();
+  });
+
   it('refuses a stage the pipeline does not have', () => {
     const runtime = new PipelineRuntime(
       orderTotalsPipeline({ name: 'no-such-stage', input: 'in', brokers: testBrokers(), window: minutes(1) }),
