@@ -1,6 +1,7 @@
 // Dollars per million records on AWS for the seed pipeline, from the benchmark's measurements
 // and published prices. The prices are written in the report with their date and region; this
 // machine cannot reach aws.amazon.com, so check them before relying on the figures.
+import { pathToFileURL } from 'node:url';
 
 /** us-east-1 list prices as published on the AWS pricing pages (2025; check before use). */
 export const PRICES = {
@@ -14,6 +15,10 @@ export const PRICES = {
   mskBrokerHour: 0.204, // kafka.m7g.large
   mskBrokers: 3,
   flinkKpuHour: 0.11, // Amazon Managed Service for Apache Flink, plus one KPU per application
+  dynamoStorageGbMonth: 0.25,
+  s3StorageGbMonth: 0.023,
+  cloudWatchAlarmMonth: 0.1, // standard resolution
+  cloudWatchDashboardMonth: 3, // beyond an account's first three
 } as const;
 
 /** A Lambda function with 1,769 MB has one vCPU; it waits on DynamoDB and Kafka about half its time (assumed). */
@@ -88,3 +93,56 @@ ${rows
   .join('\n')}
 `;
 }
+
+const HOURS_PER_MONTH = 730;
+
+export interface IdleInputs {
+  /** The deployment's CloudWatch alarms (the seed pipeline's template has 10) and dashboards (1). */
+  readonly alarms: number;
+  readonly dashboards: number;
+  /** What the state table and the snapshot bucket hold. */
+  readonly stateGb: number;
+  readonly snapshotGb: number;
+}
+
+export interface IdleCost {
+  /** At rest (docs/PROTOCOL.md, "At rest"): no function runs; storage and the alarms and dashboard remain. */
+  readonly atRest: { readonly functions: number; readonly storage: number; readonly monitoring: number; readonly total: number };
+  /** Without rest: the coordinator runs 55 s of every minute with nothing to do. */
+  readonly awake: number;
+  /** Managed Flink's smallest application, idle: one KPU and the application's own. */
+  readonly flink: number;
+}
+
+/** What a deployed pipeline with no input costs a month, beside the cluster (which both share). */
+export function idleCostPerMonth(inputs: IdleInputs): IdleCost {
+  const storage = inputs.stateGb * PRICES.dynamoStorageGbMonth + inputs.snapshotGb * PRICES.s3StorageGbMonth;
+  const monitoring = inputs.alarms * PRICES.cloudWatchAlarmMonth + inputs.dashboards * PRICES.cloudWatchDashboardMonth;
+  return {
+    atRest: { functions: 0, storage, monitoring, total: storage + monitoring },
+    awake: COORDINATOR_HOURLY * HOURS_PER_MONTH + storage + monitoring,
+    flink: 2 * PRICES.flinkKpuHour * HOURS_PER_MONTH,
+  };
+}
+
+export function formatIdleCost(inputs: IdleInputs): string {
+  const cost = idleCostPerMonth(inputs);
+  const usd = (value: number) => `$${value.toFixed(2)}`;
+  return `## Idle cost: dollars a month with no input, beside the cluster
+
+For ${inputs.stateGb} GB of state, ${inputs.snapshotGb} GB of snapshots, ${inputs.alarms} alarms and ${inputs.dashboards} dashboard (${PRICES.asOf};
+DynamoDB $${PRICES.dynamoStorageGbMonth}/GB-month, S3 $${PRICES.s3StorageGbMonth}/GB-month, alarms $${PRICES.cloudWatchAlarmMonth} each, a dashboard $${PRICES.cloudWatchDashboardMonth}).
+
+| | functions | storage | alarms and dashboard | **total** |
+| --- | --- | --- | --- | --- |
+| Sluice at rest | ${usd(cost.atRest.functions)} | ${usd(cost.atRest.storage)} | ${usd(cost.atRest.monitoring)} | **${usd(cost.atRest.total)}** |
+| Sluice without rest (the coordinator awake) | ${usd(cost.awake - cost.atRest.total)} | ${usd(cost.atRest.storage)} | ${usd(cost.atRest.monitoring)} | **${usd(cost.awake)}** |
+| Managed Service for Apache Flink, 1 KPU + 1 | — | — | — | **${usd(cost.flink)}** |
+`;
+}
+
+/** The seed pipeline's deployment: its template's 10 alarms and dashboard, with a gigabyte each of state and snapshots. */
+export const SEED_DEPLOYMENT_IDLE: IdleInputs = { alarms: 10, dashboards: 1, stateGb: 1, snapshotGb: 1 };
+
+// `npx tsx bench/cost-model.ts` prints the idle cost of the seed pipeline's deployment.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.stdout.write(formatIdleCost(SEED_DEPLOYMENT_IDLE));

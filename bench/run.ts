@@ -13,7 +13,7 @@ import { STATE_MERGE_FAN_IN } from '../lib/snapshot/checkpoint-state.js';
 import { barChart, lineChart } from './charts.js';
 import type { ContenderConfig } from './contenders/config.js';
 import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, type Contender } from './contenders/registry.js';
-import { costModel, formatCostModel } from './cost-model.js';
+import { costModel, formatCostModel, formatIdleCost, SEED_DEPLOYMENT_IDLE } from './cost-model.js';
 import { measureLatency, type LatencyFigures, type PacedInputOptions } from './latency.js';
 import { measureThroughput, type Measured } from './measure.js';
 import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
@@ -200,6 +200,7 @@ emulators' work; on AWS that work is DynamoDB's and S3's.
       ),
     );
   }
+  sections.push(formatIdleCost(SEED_DEPLOYMENT_IDLE));
   charts.set(
     'throughput.svg',
     barChart(

@@ -107,13 +107,16 @@ function alarms(plan, service, functionKeys, processorKeys) {
     EvaluationPeriods: 1,
     TreatMissingData: 'notBreaching',
   });
-  const stalledPeriods = Math.min(288, Math.max(3, Math.ceil((3 * plan.checkpointing.intervalMs) / (ALARM_PERIOD_S * 1000))));
-  resources.CheckpointsStalledAlarm = alarm(`no checkpoint completed in ${(stalledPeriods * ALARM_PERIOD_S) / 60} minutes; exactly-once output waits for one`, {
-    ...sluiceMetric('CheckpointsCompleted'),
-    ComparisonOperator: 'LessThanThreshold',
-    Threshold: 1,
-    EvaluationPeriods: stalledPeriods,
-    TreatMissingData: 'breaching',
+  // The age of the latest completed checkpoint, which every awake coordinator invocation reports;
+  // a resting pipeline reports none and completes none, and is not stalled.
+  const stalledMs = Math.max(3 * plan.checkpointing.intervalMs, 3 * ALARM_PERIOD_S * 1000);
+  resources.CheckpointsStalledAlarm = alarm(`no checkpoint completed in ${stalledMs / 60_000} minutes though the pipeline is awake; exactly-once output waits for one`, {
+    ...sluiceMetric('CheckpointAge'),
+    Statistic: 'Maximum',
+    ComparisonOperator: 'GreaterThanThreshold',
+    Threshold: stalledMs,
+    EvaluationPeriods: 1,
+    TreatMissingData: 'notBreaching',
   });
   return resources;
 }
@@ -223,13 +226,15 @@ module.exports = async ({ options }) => {
 
   const functions = {};
   const processorNames = {};
+  const coordinatorRule = `${service}-coordinator`;
   for (const stage of plan.stages) {
     const key = functionKey(`processor-${stage.id}`);
     processorNames[stage.id] = `${service}-${key}`;
     functions[key] = {
       handler: 'functions/processor.handler',
       description: `Sluice ${plan.pipeline}: processes ${stage.id} (${stageTopics(stage).join(', ')})`,
-      environment: { SLUICE_STAGE: stage.id },
+      // The coordinator, which a batch calls when it finds the pipeline resting (lib/runtime/quiescence.ts).
+      environment: { SLUICE_STAGE: stage.id, SLUICE_COORDINATOR_FUNCTION: `${service}-coordinator` },
       events: stageTopics(stage).map((topic) =>
         trigger({ topic, consumerGroupId: names.consumerGroupOf(plan, stage), startingPosition: startingPositionOf(stage), batching, scram }),
       ),
@@ -239,10 +244,15 @@ module.exports = async ({ options }) => {
   functions.coordinator = {
     handler: 'functions/coordinator.handler',
     description: `Sluice ${plan.pipeline}: triggers and completes checkpoints, ticks idle shards`,
-    environment: { SLUICE_PROCESSOR_FUNCTIONS: JSON.stringify(processorNames), SLUICE_COMMIT_FUNCTION: `${service}-${commitKey}` },
+    environment: {
+      SLUICE_PROCESSOR_FUNCTIONS: JSON.stringify(processorNames),
+      SLUICE_COMMIT_FUNCTION: `${service}-${commitKey}`,
+      // Turned off while the pipeline rests, so that no function runs (docs/PROTOCOL.md, "At rest").
+      SLUICE_COORDINATOR_RULE: coordinatorRule,
+    },
     // Each invocation runs the coordinator for 55 s (lib/aws/lambda-runtime.ts), so that
     // checkpoints are triggered and completed within a second of their time.
-    events: [{ schedule: { rate: 'rate(1 minute)' } }],
+    events: [{ schedule: { rate: 'rate(1 minute)', name: coordinatorRule } }],
     timeout: 70,
     memorySize: 256,
   };
@@ -358,6 +368,8 @@ module.exports = async ({ options }) => {
         Action: ['kafka-cluster:DescribeTransactionalId', 'kafka-cluster:AlterTransactionalId'],
         Resource: [kafkaArn('transactional-id', `${names.transactionalIdPrefixOf(plan, stage)}-*`)],
       },
+      // A batch that finds the pipeline resting calls the coordinator, and nothing else.
+      { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: [functionArn(`${service}-coordinator`)] },
       // What Lambda's MSK event source mapping needs on the function's role.
       { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: ['${param:mskClusterArn}'] },
     ]);
@@ -376,6 +388,12 @@ module.exports = async ({ options }) => {
       Resource: topicArns([deploymentsTopic]),
     },
     { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: [...Object.values(processorNames), `${service}-${commitKey}`].map(functionArn) },
+    // Its own schedule, off while the pipeline rests.
+    {
+      Effect: 'Allow',
+      Action: ['events:DisableRule', 'events:EnableRule'],
+      Resource: [{ 'Fn::Sub': `arn:\${AWS::Partition}:events:\${AWS::Region}:\${AWS::AccountId}:rule/${coordinatorRule}` }],
+    },
   ]);
   functions.coordinator.role = roleArn('coordinator');
   resources[roleId(commitKey)] = roleOf(commitKey, [

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 
 /**
@@ -33,4 +34,8 @@ export function createDocumentClient(options: AwsClientOptions = {}): DynamoDBDo
 export function createS3Client(options: AwsClientOptions = {}): S3Client {
   // Emulators serve buckets by path, not by virtual host.
   return new S3Client({ ...common(options), forcePathStyle: options.endpoint !== undefined });
+}
+
+export function createEventBridgeClient(options: AwsClientOptions = {}): EventBridgeClient {
+  return new EventBridgeClient(common(options));
 }

@@ -41,6 +41,17 @@ export function processorHandler(runtime: PipelineRuntime, stageId: string) {
   };
 }
 
+/** What one coordinator run did, for its logs and metrics. */
+export interface CoordinatorRunReport {
+  readonly outcome: CoordinatorOutcome;
+  readonly checkpoint: number;
+  readonly requests: RequestCounts;
+  /** Since the latest checkpoint completed: what the stalled-checkpoints alarm watches while the pipeline is awake. */
+  readonly checkpointAgeMs: number;
+  /** From the trigger of a checkpoint this run completed to its completion. */
+  readonly checkpointDurationMs?: number;
+}
+
 /**
  * The coordinator function, on a schedule. `tick` runs the processor for an idle shard — on
  * AWS an asynchronous invocation of the stage's processor function — and `commit` starts the
@@ -52,19 +63,30 @@ export function coordinatorHandler(
   commit: () => Promise<void>,
   clock: () => number = Date.now,
 ) {
-  return async (): Promise<{ outcome: CoordinatorOutcome; checkpoint: number; requests: RequestCounts; checkpointDurationMs?: number }> => {
+  return async (): Promise<CoordinatorRunReport> => {
     const { plan, store, coordinator, snapshots } = runtime;
     const before = runtime.requests.snapshot();
     await runtime.deployment?.heartbeat();
     await runtime.topicsExist();
     const shards = await runtime.shards();
-    const { outcome, record } = await runCoordinator({ plan, store, coordinator, shards, tick, clock, ...(snapshots ? { snapshots } : {}) });
+    const { schedule } = runtime;
+    const { outcome, record } = await runCoordinator({
+      plan,
+      store,
+      coordinator,
+      shards,
+      tick,
+      clock,
+      ...(snapshots ? { snapshots } : {}),
+      ...(schedule ? { schedule } : {}),
+    });
     // Counted before the commit function starts (a separate function on AWS); ticks run in
     // the processor function, so in offline mode their requests land here too.
     const requests = runtime.requests.since(before);
     if (outcome === 'completed' || record.completed > record.committed) await commit();
-    if (outcome !== 'completed') return { outcome, checkpoint: record.triggered, requests };
-    return { outcome, checkpoint: record.completed, requests, checkpointDurationMs: record.completedAt - record.triggeredAt };
+    const checkpointAgeMs = clock() - record.completedAt;
+    if (outcome !== 'completed') return { outcome, checkpoint: record.triggered, requests, checkpointAgeMs };
+    return { outcome, checkpoint: record.completed, requests, checkpointAgeMs, checkpointDurationMs: record.completedAt - record.triggeredAt };
   };
 }
 

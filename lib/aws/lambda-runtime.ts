@@ -1,7 +1,7 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import type { ShardTarget } from '../runtime/coordinator.js';
-import { coordinatorPeriodMs, repeatCoordinator } from '../runtime/coordinator-loop.js';
+import { coordinatorPeriodMs, repeatCoordinator, resting } from '../runtime/coordinator-loop.js';
 import { commitHandler, coordinatorHandler, processorHandler, type TickEvent } from './handlers.js';
 import type { LambdaKafkaEvent } from './kafka-event.js';
 import { Observability } from './observability.js';
@@ -20,7 +20,11 @@ let observability: Observability | undefined;
 
 export function lambdaRuntime(pipeline: StreamExecutionEnvironment, env: NodeJS.ProcessEnv = process.env): Promise<PipelineRuntime> {
   runtime ??= configWithSecrets(env).then(
-    (config) => new PipelineRuntime(pipeline, config),
+    (config) => {
+      const coordinatorFunction = env.SLUICE_COORDINATOR_FUNCTION;
+      // A processor that takes input while the pipeline rests calls the coordinator, whose schedule is off.
+      return new PipelineRuntime(pipeline, config, coordinatorFunction ? { callCoordinator: () => invokeAsync(coordinatorFunction, {}) } : {});
+    },
     (error: unknown) => {
       // A secret not readable yet (its policy being fixed) is read again by the next invocation.
       runtime = undefined;
@@ -71,7 +75,7 @@ export function coordinatorFunction(pipeline: StreamExecutionEnvironment, env: N
     logged(pipeline, 'The coordinator', async () => {
       const runtime = await lambdaRuntime(pipeline);
       const coordinator = coordinatorHandler(runtime, tickByInvoking(env), () => invokeAsync(commitFunction, {}));
-      return repeatCoordinator(
+      const repeated = await repeatCoordinator(
         coordinator,
         {
           periodMs: coordinatorPeriodMs(runtime.plan.checkpointing.intervalMs),
@@ -82,6 +86,13 @@ export function coordinatorFunction(pipeline: StreamExecutionEnvironment, env: N
           if (result.outcome !== 'idle') observed(pipeline).coordinator(result);
         },
       );
+      if (!resting(repeated.last)) {
+        // Awake, its schedule stays on: a rest that turned it off just after a wake had turned
+        // it on (the one order the rest's own check cannot see, if it crashed between) is undone here.
+        await runtime.schedule?.resume();
+        observed(pipeline).checkpointAge(repeated.last.checkpointAgeMs);
+      }
+      return repeated;
     });
 }
 

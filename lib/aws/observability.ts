@@ -93,6 +93,15 @@ export class Observability {
     this.logger.info(`Coordinator: ${result.outcome}`, { ...result });
   }
 
+  /**
+   * Once per awake coordinator invocation: how long ago the latest checkpoint completed. A
+   * resting pipeline sends none, so its alarm, which treats missing data as fine, stays quiet.
+   */
+  checkpointAge(ms: number): void {
+    this.metrics.addMetric('CheckpointAge', MetricUnit.Milliseconds, ms);
+    this.metrics.publishStoredMetrics();
+  }
+
   /** One commit function run: transactions committed, and lost ones with the rollback they requested. */
   commit(report: CommitReport): void {
     this.metrics.addMetric('TransactionsCommitted', MetricUnit.Count, report.transactions);

@@ -19,6 +19,8 @@ import { DynamoShardStore } from '../state/dynamodb-shard-store.js';
 import type { ShardStore } from '../state/shard-store.js';
 import { listShards, type ShardTarget } from '../runtime/coordinator.js';
 import { DeploymentClaim } from '../runtime/deployment-claim.js';
+import { wakeCoordinator, type CoordinatorSchedule } from '../runtime/quiescence.js';
+import { EventBridgeSchedule } from './coordinator-schedule.js';
 import { Processor, type ProcessorOptions } from '../runtime/processor.js';
 import { resumeFailedShards, type ResumedShard } from '../runtime/resume.js';
 import { restoreSnapshot, writeSavepoint, type RestoreReport, type RestoreSource } from '../runtime/savepoints.js';
@@ -39,6 +41,8 @@ export interface RuntimeConfig {
    * with it, the functions refuse to run beside another deployment ({@link DeploymentClaim}).
    */
   readonly deploymentId?: string;
+  /** The EventBridge rule that runs the coordinator: turned off while the pipeline rests ({@link EventBridgeSchedule}). */
+  readonly coordinatorRule?: string;
   readonly dynamodb?: AwsClientOptions;
   readonly s3?: AwsClientOptions;
 }
@@ -58,12 +62,14 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env, scra
   const s3Endpoint = env.SLUICE_S3_ENDPOINT;
   const deploymentStage = env.SLUICE_DEPLOYMENT_STAGE;
   const deploymentId = env.SLUICE_DEPLOYMENT_ID;
+  const coordinatorRule = env.SLUICE_COORDINATOR_RULE;
   return {
     tableName,
     snapshotBucket,
     kafka,
     ...(deploymentStage ? { deploymentStage: validDeploymentStage(deploymentStage) } : {}),
     ...(deploymentId ? { deploymentId } : {}),
+    ...(coordinatorRule ? { coordinatorRule } : {}),
     ...(dynamodbEndpoint ? { dynamodb: { endpoint: dynamodbEndpoint } } : {}),
     ...(s3Endpoint ? { s3: { endpoint: s3Endpoint } } : {}),
   };
@@ -78,6 +84,12 @@ export async function configWithSecrets(env: NodeJS.ProcessEnv = process.env, se
   const secretId = env[SCRAM_SECRET_VARIABLE];
   return configFromEnvironment(env, usesScram(env) && secretId ? await scramCredentials(secretId, secrets) : undefined);
 }
+
+/** How a runtime's functions run: the processor's test hooks, and how the coordinator is scheduled and called. */
+export type RuntimeOptions = Pick<ProcessorOptions, 'clock' | 'onStep' | 'transactionPoolSize' | 'callCoordinator'> & {
+  /** The coordinator's schedule, off while the pipeline rests; by default its EventBridge rule, with {@link RuntimeConfig.coordinatorRule}. */
+  readonly schedule?: CoordinatorSchedule;
+};
 
 /**
  * One pipeline's runtime: its plan, stores and Kafka clients, built once per process (a
@@ -95,6 +107,8 @@ export class PipelineRuntime {
   readonly committer: TransactionCommitter;
   readonly admin: TopicAdmin;
   readonly reader: CommittedReader;
+  /** The coordinator's schedule, off while the pipeline rests; none where nothing turns it off (tests). */
+  readonly schedule: CoordinatorSchedule | undefined;
   /** Present for a deployed pipeline (with {@link RuntimeConfig.deploymentId}): the handlers check it before they work. */
   readonly deployment: DeploymentClaim | undefined;
   private readonly claimAdmin: KafkaAdmin | undefined;
@@ -104,8 +118,9 @@ export class PipelineRuntime {
   constructor(
     pipeline: StreamExecutionEnvironment,
     readonly config: RuntimeConfig,
-    processorOptions: Pick<ProcessorOptions, 'clock' | 'onStep' | 'transactionPoolSize'> = {},
+    { schedule, ...processorOptions }: RuntimeOptions = {},
   ) {
+    this.schedule = schedule ?? (config.coordinatorRule ? new EventBridgeSchedule(config.coordinatorRule) : undefined);
     this.plan = assertDeployable(planPipeline(pipeline, { deploymentStage: config.deploymentStage }));
     const client = createDocumentClient(config.dynamodb);
     this.requests.attach(client, 'DynamoDB');
@@ -181,12 +196,17 @@ export class PipelineRuntime {
   async restore(source: RestoreSource, clock?: () => number): Promise<RestoreReport> {
     const { plan, store, coordinator, committer } = this;
     const shards = await listShards(plan, this.admin);
-    return restoreSnapshot({ plan, store, coordinator, committer, snapshots: this.requireSnapshots(), shards, ...(clock ? { clock } : {}) }, source);
+    const report = await restoreSnapshot({ plan, store, coordinator, committer, snapshots: this.requireSnapshots(), shards, ...(clock ? { clock } : {}) }, source);
+    await wakeCoordinator(coordinator, this.schedule);
+    return report;
   }
 
   /** Lets every shard stopped at a failing record try it again (see {@link resumeFailedShards}). */
   async resume(): Promise<ResumedShard[]> {
-    return resumeFailedShards({ plan: this.plan, store: this.store, shards: await listShards(this.plan, this.admin) });
+    const resumed = await resumeFailedShards({ plan: this.plan, store: this.store, shards: await listShards(this.plan, this.admin) });
+    // Their catching up needs the coordinator's ticks.
+    if (resumed.length > 0) await wakeCoordinator(this.coordinator, this.schedule);
+    return resumed;
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,7 @@ import type { OutputRecord } from '../kafka/records.js';
 import { createRecordWriter, type RecordWriter } from '../kafka/writer.js';
 import { coordinatorPeriodMs } from '../runtime/coordinator-loop.js';
 import type { BatchReport } from '../runtime/processor.js';
+import type { CoordinatorSchedule } from '../runtime/quiescence.js';
 import { commitHandler, coordinatorHandler, processorHandler } from '../aws/handlers.js';
 import { PipelineRuntime } from '../aws/runtime.js';
 import { pipelineStatus, type PipelineStatus } from '../runtime/status.js';
@@ -141,10 +142,25 @@ export function formatStatusLine(status: PipelineStatus, rates: StatusRates): st
       : 'no checkpoint yet';
   return (
     `in ${rates.totalIn} (${Math.round(rates.in)}/s) · out ${rates.totalOut} (${Math.round(rates.out)}/s) · lag ${lag} · ${last} · ` +
-    `pending transactions ${pending}${lost > 0 ? ` · LOST ${lost}` : ''}` +
+    `pending transactions ${pending}${lost > 0 ? ` · LOST ${lost}` : ''}${status.resting ? ' · at rest' : ''}` +
     (stopped.length > 0 ? ` · STOPPED at failing ${stopped.join(', ')} (sluice status --offline says why; sluice resume --offline after the fix)` : '') +
     (deleted.length > 0 ? ` · COMMITTED OUTPUT DELETED from ${deleted.join(', ')} (sluice status --offline says more)` : '')
   );
+}
+
+/** Offline mode's coordinator schedule: its timer skips the runs while the pipeline rests. */
+class OfflineSchedule implements CoordinatorSchedule {
+  paused = false;
+
+  pause(): Promise<void> {
+    this.paused = true;
+    return Promise.resolve();
+  }
+
+  resume(): Promise<void> {
+    this.paused = false;
+    return Promise.resolve();
+  }
 }
 
 /**
@@ -160,6 +176,9 @@ export class OfflineSession {
   private readonly running = new Set<Promise<void>>();
   private stopping: Promise<void> | undefined;
   private started: PipelineRuntime | undefined;
+  private readonly schedule = new OfflineSchedule();
+  /** How often each of the pipeline's functions has been invoked: none runs while the pipeline rests. */
+  readonly invocations = { processor: 0, coordinator: 0, commit: 0 };
 
   private constructor(private readonly options: OfflineOptions) {}
 
@@ -207,7 +226,12 @@ export class OfflineSession {
     this.stops.push(writeRunningEndpoints(stateDir, { brokers, dynamodb, s3 }));
     await ensureStateTable(createDocumentClient(dynamodb), tableName);
     await ensureBucket(createS3Client(s3), snapshotBucket);
-    const runtime = new PipelineRuntime(options.pipeline, { tableName, snapshotBucket, kafka, dynamodb, s3 });
+    // A batch that finds the pipeline resting turns the coordinator's timer on: its next run wakes it.
+    const runtime = new PipelineRuntime(
+      options.pipeline,
+      { tableName, snapshotBucket, kafka, dynamodb, s3 },
+      { schedule: this.schedule, callCoordinator: () => this.schedule.resume() },
+    );
     this.stops.push(() => runtime.close());
     this.started = runtime;
     const { plan } = runtime;
@@ -243,7 +267,10 @@ export class OfflineSession {
           groupId: consumerGroupOf(plan, stage),
           ...(batchSize === undefined ? {} : { batchSize }),
           ...(batchWindowMs === undefined ? {} : { batchWindowMs }),
-          handler,
+          handler: (event) => {
+            this.invocations.processor++;
+            return handler(event);
+          },
           onBatch: (_, __, result) => throughput.add((result as { batches: BatchReport[] }).batches),
           onError: (error, partition, attempt) =>
             say(`${stage.id} ${description.topic}/${partition}: attempt ${attempt} failed, retrying the batch: ${error instanceof Error ? error.message : String(error)}`),
@@ -299,18 +326,28 @@ export class OfflineSession {
   private scheduleCoordinator(runtime: PipelineRuntime, plan: Plan, throughput: Throughput): void {
     let committing: Promise<unknown> = Promise.resolve();
     const commit = commitHandler(runtime);
+    const { invocations } = this;
     const coordinator = coordinatorHandler(
       runtime,
       async (target) => {
+        invocations.processor++;
         // A tick may catch up on records and write what they produce: a later stage's output often comes this way.
         throughput.add((await processorHandler(runtime, target.stageId)({ sluice: 'tick', ...target })).batches);
       },
       () => {
-        committing = committing.then(commit).catch((error: unknown) => this.options.out(`commit function failed: ${String(error)}`));
+        committing = committing
+          .then(() => {
+            invocations.commit++;
+            return commit();
+          })
+          .catch((error: unknown) => this.options.out(`commit function failed: ${String(error)}`));
         return Promise.resolve();
       },
     );
     this.every(coordinatorPeriodMs(plan.checkpointing.intervalMs), async () => {
+      // At rest its schedule is off, as the deployed rule is: the first batch of input turns it on.
+      if (this.schedule.paused) return;
+      invocations.coordinator++;
       await coordinator();
     });
     this.stops.push(() => committing.then(() => undefined));

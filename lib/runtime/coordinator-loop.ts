@@ -16,12 +16,17 @@ export interface CoordinatorLoopOptions {
   readonly clock?: () => number;
 }
 
+/** A coordinator run after which the invocation ends early: the pipeline has gone to rest, and its schedule is off. */
+export function resting(result: { readonly outcome: string }): boolean {
+  return result.outcome === 'asleep';
+}
+
 /**
  * Runs the coordinator every `periodMs` for `runForMs`: a scheduled Lambda function can be
  * started at most once a minute, and a checkpoint needs a run to trigger it and another to
  * complete it, so one run per invocation would stretch every checkpoint to minutes.
  */
-export async function repeatCoordinator<R>(
+export async function repeatCoordinator<R extends { readonly outcome: string }>(
   run: () => Promise<R>,
   options: CoordinatorLoopOptions,
   onRun: (result: R) => void,
@@ -34,6 +39,7 @@ export async function repeatCoordinator<R>(
     const last = await run();
     runs++;
     onRun(last);
+    if (resting(last)) return { runs, last };
     const remaining = options.remainingMs?.() ?? Number.POSITIVE_INFINITY;
     if (due - started + options.periodMs > options.runForMs || remaining < 2 * options.periodMs + (due - clock())) return { runs, last };
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - clock())));

@@ -14,6 +14,7 @@ import {
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import { markedCommitted, pendingRollback, requestRollback, rollbacksPending, rollbackToStart } from './rollback.js';
 import { runtimeProgressOf, shardOf, type RuntimeProgress } from './processor.js';
+import { hasUncommittedWork, RESTING_CHECKPOINTS, restingState, wakeCoordinator, type CoordinatorSchedule } from './quiescence.js';
 
 /** One shard of the pipeline: a partition of a stage's input topic. */
 export interface ShardTarget {
@@ -56,9 +57,11 @@ export interface CoordinatorOptions {
   /** Where checkpoints' manifests go; without it, checkpoints keep no snapshot. */
   readonly snapshots?: SnapshotStore;
   readonly clock?: () => number;
+  /** Turns the coordinator's schedule off as it goes to rest, and on again if it must wake at once. */
+  readonly schedule?: CoordinatorSchedule;
 }
 
-export type CoordinatorOutcome = 'triggered' | 'completed' | 'waiting' | 'abandoned' | 'idle';
+export type CoordinatorOutcome = 'triggered' | 'completed' | 'waiting' | 'abandoned' | 'idle' | 'asleep';
 
 async function progressOf(options: CoordinatorOptions, target: ShardTarget): Promise<RuntimeProgress | undefined> {
   const record = await options.store.peek(shardRefOf(options.plan, target));
@@ -145,6 +148,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
   const record = await coordinator.get();
   const save = async (next: CoordinatorRecord, outcome: CoordinatorOutcome) =>
     (await coordinator.update(next)) ? { outcome, record: next } : { outcome: 'waiting' as const, record: await coordinator.get() };
+  if (record.asleep) return restOrWake(options, record);
 
   if (record.triggered > record.completed) {
     // Each shard record is read once, and read again only for shards that had to be ticked.
@@ -172,7 +176,10 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
         if (confirmed.version !== record.version) return { outcome: 'waiting', record: confirmed };
         await writeCheckpointManifest({ ...options, snapshots }, record, progress, completedWatermarks, now);
       }
-      return save({ ...record, completed: record.triggered, completedAt: now, completedWatermarks }, 'completed');
+      const state = restingState(plan, progress, completedWatermarks);
+      const resting = state === undefined ? undefined : { state, checkpoints: record.resting?.state === state ? record.resting.checkpoints + 1 : 1 };
+      const { resting: _previous, ...rest } = record;
+      return save({ ...rest, completed: record.triggered, completedAt: now, completedWatermarks, ...(resting ? { resting } : {}) }, 'completed');
     }
     if (now - record.triggeredAt > plan.checkpointing.timeoutMs) {
       return save({ ...record, triggered: record.triggered + 1, triggeredAt: now }, 'abandoned');
@@ -185,10 +192,48 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
   if (intervalMs <= 0) return { outcome: 'idle', record };
   const due = Math.max(record.triggeredAt + intervalMs, record.completedAt + minPauseMs);
   if (record.triggered > 0 && now < due) return { outcome: 'idle', record };
+  if ((record.resting?.checkpoints ?? 0) >= RESTING_CHECKPOINTS && record.committed === record.completed && !rollbacksPending(record)) {
+    return goToRest(options, record);
+  }
   return save({ ...record, triggered: record.triggered + 1, triggeredAt: now }, 'triggered');
 }
 
-/** A pre-committed transaction was lost: its shard must roll back to the checkpoint before and replay. */
+/**
+ * Checkpoints found the pipeline unchanged, with nothing left to commit: the coordinator rests
+ * instead of triggering another (docs/PROTOCOL.md, "At rest"). It records that it rests before
+ * it looks at the shards again, and an invocation that took input commits its shard before it
+ * looks at the coordinator record: so a shard that moved before that look keeps the
+ * coordinator awake, and one that moves after it finds the coordinator resting and calls it.
+ */
+async function goToRest(options: CoordinatorOptions, record: CoordinatorRecord): Promise<{ outcome: CoordinatorOutcome; record: CoordinatorRecord }> {
+  const asleep: CoordinatorRecord = { ...record, asleep: true };
+  if (!(await options.coordinator.update(asleep))) return { outcome: 'waiting', record: await options.coordinator.get() };
+  return restOrWake(options, { ...asleep, version: asleep.version + 1 });
+}
+
+/**
+ * A run of a resting coordinator: right after it went to rest, when an invocation that took
+ * input called it, or when its schedule runs though it rests (a redeployment turned it on, a
+ * crash came before it was turned off). It looks at every shard: unchanged, it turns its
+ * schedule off, then reads its record again and turns it on if someone woke it meanwhile;
+ * changed, it wakes, turns its schedule on and runs as an awake coordinator does: the input
+ * that called it is checkpointed at once.
+ */
+async function restOrWake(options: CoordinatorOptions, record: CoordinatorRecord): Promise<{ outcome: CoordinatorOutcome; record: CoordinatorRecord }> {
+  const { plan, coordinator, schedule } = options;
+  const progress = new Map<ShardTarget, RuntimeProgress | undefined>();
+  for (const target of options.shards) progress.set(target, await progressOf(options, target));
+  if (restingState(plan, progress, record.completedWatermarks) === record.resting?.state && !hasUncommittedWork(progress, record.committed)) {
+    await schedule?.pause();
+    if ((await coordinator.get()).asleep) return { outcome: 'asleep', record };
+    await schedule?.resume();
+    return { outcome: 'waiting', record: await coordinator.get() };
+  }
+  await wakeCoordinator(coordinator, schedule);
+  // Awake now, with its resting state forgotten: this run cannot go to rest again.
+  return runCoordinator(options);
+}
+
 export class CheckpointTransactionLostError extends Error {
   override readonly name = 'CheckpointTransactionLostError';
 

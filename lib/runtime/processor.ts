@@ -93,6 +93,12 @@ export interface ProcessorOptions {
   readonly transactionPoolSize?: number;
   /** Called at each step boundary; a test throws from it to crash the invocation there. */
   readonly onStep?: (step: ProcessorStep, shard: ShardRef) => void;
+  /**
+   * Calls the coordinator now, for an invocation that took input while it rests: on AWS an
+   * asynchronous invocation of the coordinator function. Without it, a resting coordinator
+   * wakes at its schedule's next run.
+   */
+  readonly callCoordinator?: () => Promise<void>;
 }
 
 export interface BatchReport {
@@ -320,6 +326,9 @@ export class Processor {
     const stopped = hasStopped(plan, prepared.failure) ? prepared.failure : undefined;
     // Under its bound, a failed attempt fails the invocation, so that the trigger retries it.
     if (prepared.error && prepared.failure && !stopped) throw new FailedAttemptError(prepared.error, prepared.failure, plan);
+    // Read after the shard's commit: a coordinator that went to rest before it looks at this
+    // shard again, and one that rests now is called, and finds it (docs/PROTOCOL.md, "At rest").
+    if (records.length > 0 && !stopped && (await coordinator.get()).asleep) await this.options.callCoordinator?.();
     return {
       shard,
       recordsIn: records.length,

@@ -65,6 +65,8 @@ export interface PipelineStatus {
   readonly checkpoints: Pick<CoordinatorRecord, 'triggered' | 'triggeredAt' | 'completed' | 'completedAt' | 'committed'>;
   readonly shards: readonly ShardStatus[];
   readonly deletedOutput: readonly DeletedOutput[];
+  /** The coordinator rests: nothing to do, no function runs, until input comes. */
+  readonly resting: boolean;
 }
 
 function stateOf(handle: TransactionHandle, description: TransactionDescription | undefined): TransactionState {
@@ -129,6 +131,7 @@ export async function pipelineStatus(runtime: StatusSources): Promise<PipelineSt
     checkpoints: { triggered, triggeredAt, completed, completedAt, committed },
     shards,
     deletedOutput: await deletedOutput(runtime, committed),
+    resting: record.asleep === true,
   };
 }
 
@@ -157,7 +160,8 @@ export function formatStatus(status: PipelineStatus): string {
   const { triggered, completed, committed, completedAt } = status.checkpoints;
   const lines = [
     `Pipeline ${status.pipeline}`,
-    `Checkpoints: triggered ${triggered}, completed ${completed}${completedAt ? ` (${new Date(completedAt).toISOString()})` : ''}, committed ${committed}`,
+    `Checkpoints: triggered ${triggered}, completed ${completed}${completedAt ? ` (${new Date(completedAt).toISOString()})` : ''}, committed ${committed}` +
+      (status.resting ? '; at rest: no input and nothing pending, so no function runs until input comes' : ''),
     '',
     `${'shard'.padEnd(48)} ${'offset'.padStart(10)} ${'lag'.padStart(8)} ${'ack'.padStart(5)} ${'late'.padStart(7)} ${'bad'.padStart(7)} transactions`,
   ];

@@ -26,6 +26,16 @@ export interface CoordinatorRecord {
    * records written before rollbacks were requested this way.
    */
   readonly rollbacks?: readonly RollbackRequest[];
+  /**
+   * The pipeline's state at the latest completed checkpoints, while it stayed the same
+   * (lib/runtime/quiescence.ts): `checkpoints` completions in a row found `state`.
+   */
+  readonly resting?: { readonly state: string; readonly checkpoints: number };
+  /**
+   * The coordinator rests: it triggers nothing, and its schedule may be off, until an invocation
+   * that takes input wakes it (docs/PROTOCOL.md, "At rest").
+   */
+  readonly asleep?: boolean;
 }
 
 /**

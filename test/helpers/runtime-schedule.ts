@@ -234,6 +234,8 @@ export async function runSchedule(
     for (let round = 0; ; round++) {
       const record = await retried(() => coordinator.get());
       if (record.committed >= quietCommitted + plan.stages.length + 2 && (record.rollbacks ?? []).every((r) => r.done)) break;
+      // At rest, the coordinator triggers no more checkpoints: what it left must be the whole output.
+      if (record.asleep) break;
       if (round === SETTLE_ROUNDS) {
         unsettled = `did not settle in ${SETTLE_ROUNDS} coordinator runs after the input went quiet: ${describeRecord(record)}`;
         break;

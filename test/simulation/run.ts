@@ -62,7 +62,7 @@ if (values.replay !== undefined) {
   const { totals } = report;
   process.stdout.write(
     `${report.ran} schedules in ${(report.durationMs / 1000).toFixed(1)} s: ${totals.steps ?? 0} requests, ${totals.invocations ?? 0} ` +
-      `invocations, ${totals.checkpoints ?? 0} checkpoints, ${totals.rollbacks ?? 0} rollbacks; injected ${totals.crashes ?? 0} crashes, ` +
+      `invocations, ${totals.checkpoints ?? 0} checkpoints, ${totals.rests ?? 0} rests, ${totals.rollbacks ?? 0} rollbacks; injected ${totals.crashes ?? 0} crashes, ` +
       `${totals.outages ?? 0} coordinator outages, ` +
       `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests\n` +
       `${report.ran - report.failures.length} passed, ${report.failures.length} failed\n`,

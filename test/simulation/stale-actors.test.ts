@@ -3,39 +3,19 @@
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../lib/api/index.js';
 import type { TransactionHandle } from '../../lib/kafka/index.js';
-import { planPipeline } from '../../lib/plan/planner.js';
-import { commitCompletedCheckpoints, listShards, runCoordinator, shardRefOf, type ShardTarget } from '../../lib/runtime/coordinator.js';
-import { Processor, runtimeProgressOf, type ProcessorOptions, type ProcessorStep } from '../../lib/runtime/processor.js';
+import { commitCompletedCheckpoints, runCoordinator, shardRefOf, type ShardTarget } from '../../lib/runtime/coordinator.js';
+import { runtimeProgressOf, type ProcessorStep } from '../../lib/runtime/processor.js';
 import { checkpointManifestKey, readManifest } from '../../lib/snapshot/checkpoint-state.js';
-import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
 import { MemoryCoordinatorStore } from '../../lib/state/coordinator-store.js';
-import { MemoryShardStore } from '../../lib/state/memory-shard-store.js';
-import { KafkaTwin } from '../../lib/testing/kafka-twin.js';
 import { compareOutput, expectedOutput, SCHEDULE_KINDS } from '../helpers/order-totals-kinds.js';
 import { expectedTotals, type GeneratedOrder } from '../helpers/orders.js';
-import { orderTotalsPipeline, type OrderTotalsOptions, type Total } from '../helpers/pipelines.js';
+import type { Total } from '../helpers/pipelines.js';
+import { onTwins } from '../helpers/twins.js';
 
 class Crash extends Error {}
 
 function order(i: number, timestamp: number): GeneratedOrder {
   return { orderId: `o-${i}`, category: 'books', amount: 10 + i, timestamp, late: false };
-}
-
-/** A pipeline on the simulation's twins, with a clock the test moves by hand. */
-async function onTwins(options: Omit<OrderTotalsOptions, 'input' | 'brokers'>, processorOptions: Partial<ProcessorOptions> = {}) {
-  const time = { now: Date.UTC(2026, 11, 1, 9, 0, 0) };
-  const clock = () => time.now;
-  const kafka = new KafkaTwin({ clock });
-  const plan = planPipeline(orderTotalsPipeline({ ...options, input: 'orders', brokers: ['127.0.0.1:1'] }));
-  kafka.createTopic('orders', 1);
-  kafka.createTopic(`${options.name}-out`, 2);
-  for (const stage of plan.stages) if (stage.input.kind === 'repartition') kafka.createTopic(stage.input.topic, stage.input.partitions);
-  const store = new MemoryShardStore();
-  const coordinator = new MemoryCoordinatorStore();
-  const snapshots = new MemorySnapshotStore();
-  const processor = new Processor({ plan, store, coordinator, kafka, clock, snapshots, ...processorOptions });
-  const shards = await listShards(plan, kafka.admin);
-  return { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards };
 }
 
 describe('a stale commit function', () => {

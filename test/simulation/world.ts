@@ -120,7 +120,7 @@ export interface SimulationResult {
   /** What broke; empty when every invariant held. */
   readonly problems: string[];
   readonly steps: number;
-  readonly counts: Scheduler['counts'] & { invocations: number; rollbacks: number; checkpoints: number; outages: number; errors: Record<string, number> };
+  readonly counts: Scheduler['counts'] & { invocations: number; rollbacks: number; checkpoints: number; rests: number; outages: number; errors: Record<string, number> };
   readonly trace: string[];
 }
 
@@ -198,7 +198,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   });
   const shards = await listShards(plan, kafka.admin);
   const mappings: Mapping[] = shards.map((target) => ({ target, position: 0, inFlight: undefined, nextPollAt: sim.now, failures: 0 }));
-  const counts = { ...sim.counts, invocations: 0, rollbacks: 0, checkpoints: 0, outages: 0, errors: {} as Record<string, number> };
+  const counts = { ...sim.counts, invocations: 0, rollbacks: 0, checkpoints: 0, rests: 0, outages: 0, errors: {} as Record<string, number> };
   const failed = (error: unknown) => {
     const errorName = error instanceof Error ? error.name : 'unknown';
     counts.errors[errorName] = (counts.errors[errorName] ?? 0) + 1;
@@ -260,8 +260,11 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
           const ticked = invoke(target, [], 'tick').catch(failed);
           if (random() < 0.5) await ticked;
         };
+        const wasAsleep = (await coordinatorStore.inspect()).asleep === true;
         const { outcome, record } = await runCoordinator({ plan, store, coordinator: coordinatorStore, shards, tick, clock: sim.clock, snapshots });
         if (outcome === 'completed') counts.checkpoints++;
+        // Each rest but a schedule's last is ended by a batch that woke the coordinator.
+        if (outcome === 'asleep' && !wasAsleep) counts.rests++;
         if (traced) sim.log(`coordinator ${outcome} ${JSON.stringify(record)}`);
         if (outcome === 'completed' || record.completed > record.committed) {
           const runs = faulty() && random() < 0.2 ? 2 : 1;
@@ -338,6 +341,8 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
       // Once the idle partitions have turned idle, each stage needs a checkpoint or two to pass the watermark on.
       if (quiet.committed === undefined && sim.now - quiet.at >= IDLENESS_MS) quiet.committed = record.committed;
       if (quiet.committed !== undefined && record.committed >= quiet.committed + plan.stages.length + 2) break;
+      // At rest, the coordinator triggers no more checkpoints: what it left must be the whole output.
+      if (record.asleep) break;
     } else {
       quiet = undefined;
     }

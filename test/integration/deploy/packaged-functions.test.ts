@@ -100,7 +100,16 @@ describe('the packaged functions', () => {
     const invocations: Promise<unknown>[] = [];
     const invoked = new Set<string>();
     const invocationErrors: string[] = [];
+    const scheduleCalls: string[] = [];
     lambdaApi = createServer((request, response) => {
+      // EventBridge too: the coordinator turns its rule off at rest and on while awake.
+      const target = request.headers['x-amz-target'];
+      if (typeof target === 'string' && target.startsWith('AWSEvents.')) {
+        request.resume();
+        scheduleCalls.push(target.slice('AWSEvents.'.length));
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end('{}');
+        return;
+      }
       const functionName = decodeURIComponent(/\/functions\/([^/]+)\/invocations/.exec(request.url ?? '')?.[1] ?? '');
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
@@ -135,6 +144,7 @@ describe('the packaged functions', () => {
         SLUICE_DYNAMODB_ENDPOINT: dynamo.endpoint ?? '',
         SLUICE_S3_ENDPOINT: s3.endpoint ?? '',
         AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
+        AWS_ENDPOINT_URL_EVENTBRIDGE: lambdaEndpoint,
         AWS_REGION: 'us-east-1',
         // The emulators' keys (s3rver checks them), found by the default provider chain as Lambda's role's would be.
         AWS_ACCESS_KEY_ID: s3.credentials?.accessKeyId ?? '',
@@ -204,6 +214,8 @@ describe('the packaged functions', () => {
     }
     // The coordinator reached the commit function through Lambda's Invoke API, by the name the template gives it.
     expect([...invoked]).toContain(`sluice-${name}-dev-commit`);
+    // Awake, each coordinator invocation keeps its rule on (it turns it off only at rest).
+    expect(scheduleCalls).toContain('EnableRule');
     expect(invocationErrors, [...functions].map(([key, fn]) => `${key}:\n${fn.logs.slice(-4_000)}`).join('\n')).toEqual([]);
   }, 300_000);
 });

@@ -120,9 +120,16 @@ describe('npx serverless package', () => {
     expect(roles.size).toBe(4);
     expect(new Set(functions.map(([, fn]) => JSON.stringify(fn.Properties.Role))).size, 'no two functions share a role').toBe(4);
     expect(allowed('CoordinatorLambdaFunction', 'lambda:InvokeFunction').join()).toContain('processorstage2');
-    for (const fn of ['Processorstage1LambdaFunction', 'Processorstage2LambdaFunction', 'CommitLambdaFunction']) {
-      expect(allowed(fn, 'lambda:InvokeFunction'), `${fn} invokes nothing`).toEqual([]);
+    for (const fn of ['Processorstage1LambdaFunction', 'Processorstage2LambdaFunction']) {
+      expect(allowed(fn, 'lambda:InvokeFunction'), `${fn} invokes only the coordinator, which rests`).toEqual([
+        JSON.stringify({ 'Fn::Sub': 'arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:sluice-order-aggregation-dev-coordinator' }),
+      ]);
     }
+    expect(allowed('CommitLambdaFunction', 'lambda:InvokeFunction'), 'the commit function invokes nothing').toEqual([]);
+    // The coordinator turns its own schedule off while the pipeline rests, and on again.
+    expect(allowed('CoordinatorLambdaFunction', 'events:DisableRule').join()).toContain(':rule/sluice-order-aggregation-dev-coordinator');
+    expect(allowed('Processorstage1LambdaFunction', 'events:EnableRule')).toEqual([]);
+    expect(ofType(template, 'AWS::Events::Rule')[0]?.[1].Properties.Name).toBe('sluice-order-aggregation-dev-coordinator');
     expect(allowed('Processorstage1LambdaFunction', 'kafka-cluster:WriteData').join()).toContain('order-aggregation-dev-keyBy-repartition');
     expect(allowed('Processorstage1LambdaFunction', 'kafka-cluster:WriteData').join()).not.toContain('order-aggregates');
     expect(allowed('Processorstage2LambdaFunction', 'kafka-cluster:WriteData').join()).toContain('/order-aggregates');
@@ -155,11 +162,13 @@ describe('npx serverless package', () => {
       'TransactionsLostAlarm',
     ]);
     for (const [, alarm] of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
+    // A resting pipeline completes no checkpoint and is not stalled: the alarm watches the age awake coordinators report.
     expect(alarms.find(([name]) => name === 'CheckpointsStalledAlarm')?.[1].Properties).toMatchObject({
       Namespace: 'Sluice',
-      MetricName: 'CheckpointsCompleted',
+      MetricName: 'CheckpointAge',
       Dimensions: [{ Name: 'service', Value: 'sluice-order-aggregation-dev' }],
-      TreatMissingData: 'breaching',
+      Threshold: 900_000,
+      TreatMissingData: 'notBreaching',
     });
     expect(alarms.find(([name]) => name === 'Stage2ShardsStoppedAlarm')?.[1].Properties).toMatchObject({
       MetricName: 'ShardsStopped',

@@ -68,10 +68,10 @@ describe('AWS requests', () => {
     for (const report of [small, large]) {
       expect(report?.keysRead).toBe(5);
       // The coordinator record, the claim's read and write, the ownership check before the
-      // transaction, one BatchGetItem for the keys, a write per changed key, the commit; one
-      // S3 object with the changed keys.
+      // transaction, one BatchGetItem for the keys, a write per changed key, the commit, the
+      // coordinator record again (is it resting?); one S3 object with the changed keys.
       expect(report?.requests).toEqual({
-        'DynamoDB.GetItem': 3,
+        'DynamoDB.GetItem': 4,
         'DynamoDB.BatchGetItem': 1,
         'DynamoDB.PutItem': 2 + (report?.keysWritten ?? 0),
         'S3.PutObject': 1,

@@ -10,6 +10,7 @@ const status: PipelineStatus = {
   checkpoints: { triggered: 3, triggeredAt: 0, completed: 2, completedAt: Date.UTC(2026, 11, 1, 12, 0, 5), committed: 2 },
   shards: [],
   deletedOutput: [],
+  resting: false,
 };
 
 describe('the status line of sluice offline', () => {
@@ -31,6 +32,10 @@ describe('the status line of sluice offline', () => {
     const deleted = { checkpoint: 2, checkpointAt: 0, topic: 'totals', partition: 1, offset: 5, logStart: 9 };
     const line = formatStatusLine({ ...status, deletedOutput: [deleted, { ...deleted, offset: 7 }] }, new Throughput().now());
     expect(line).toMatch(/ · COMMITTED OUTPUT DELETED from totals\/1 \(sluice status --offline says more\)$/);
+  });
+
+  it('says when the pipeline rests', () => {
+    expect(formatStatusLine({ ...status, resting: true }, new Throughput().now())).toMatch(/ · pending transactions 0 · at rest$/);
   });
 
   it('names the shards stopped at a failing record, not those still retrying it', () => {

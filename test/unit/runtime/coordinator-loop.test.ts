@@ -15,14 +15,14 @@ describe('the coordinator loop', () => {
     const { runs, last } = await repeatCoordinator(
       () => {
         startedAt.push(Date.now());
-        return Promise.resolve(startedAt.length);
+        return Promise.resolve({ outcome: 'idle', run: startedAt.length });
       },
       { periodMs: 20, runForMs: 200 },
-      (result) => reported.push(result),
+      (result) => reported.push(result.run),
     );
     expect(runs).toBeGreaterThanOrEqual(8);
     expect(runs).toBeLessThanOrEqual(10);
-    expect(last).toBe(runs);
+    expect(last.run).toBe(runs);
     expect(reported).toEqual(Array.from({ length: runs }, (_, i) => i + 1));
     const gaps = startedAt.slice(1).map((at, i) => at - (startedAt[i] ?? 0));
     expect(Math.min(...gaps), 'never sooner than the period').toBeGreaterThanOrEqual(19);
@@ -36,7 +36,7 @@ describe('the coordinator loop', () => {
       () => {
         runs++;
         remaining -= 300;
-        return Promise.resolve('waiting');
+        return Promise.resolve({ outcome: 'waiting' });
       },
       { periodMs: 100, runForMs: 55_000, remainingMs: () => remaining },
       () => undefined,
@@ -44,6 +44,12 @@ describe('the coordinator loop', () => {
     // After the third run 100 ms remain: a wait, a run and a margin of one period each would not fit.
     expect(result.runs).toBe(3);
     expect(runs).toBe(3);
+  });
+
+  it('ends the invocation once the pipeline has gone to rest: its schedule is off until input wakes it', async () => {
+    const outcomes = ['completed', 'idle', 'asleep', 'idle'];
+    const result = await repeatCoordinator(() => Promise.resolve({ outcome: outcomes.shift() ?? 'idle' }), { periodMs: 5, runForMs: 55_000 }, () => undefined);
+    expect(result).toEqual({ runs: 3, last: { outcome: 'asleep' } });
   });
 
   it('lets a failing run fail the invocation, so that Lambda reports it', async () => {

@@ -1,0 +1,70 @@
+import type { Plan } from '../plan/plan.js';
+import type { CoordinatorStore } from '../state/coordinator-store.js';
+import type { ShardTarget } from './coordinator.js';
+import type { RuntimeProgress } from './processor.js';
+
+/**
+ * Checkpoints in a row that must find the pipeline as it was before the coordinator may rest:
+ * a watermark that reached one stage at a checkpoint reaches the next at the one after, and its
+ * output is committed at the one after that.
+ */
+export const RESTING_CHECKPOINTS = 3;
+
+/**
+ * What a checkpoint's completion records of the pipeline's state, to see whether time alone
+ * still changes it: every shard's offset, watermark, idleness and event-time timers, and each
+ * stage's watermark. Undefined while something would change with time even without input —
+ * a processing-time timer, a source partition still to turn idle, an input watermark held, a
+ * shard catching up or failing at a record, a shard that never ran — so that such a pipeline
+ * never rests.
+ */
+export function restingState(
+  plan: Plan,
+  progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>,
+  stageWatermarks: Readonly<Record<string, number>>,
+): string | undefined {
+  const shards: string[] = [];
+  for (const [target, shard] of progress) {
+    if (!shard || shard.catchUp || shard.heldInputWatermark || shard.failure) return undefined;
+    const timers = shard.executor?.timers ?? [];
+    if (timers.some((timer) => timer.domain === 'processing')) return undefined;
+    const stage = plan.stages.find((s) => s.id === target.stageId);
+    const turnsIdle = stage?.input.kind === 'source' && stage.input.source.watermarks.idlenessMs !== undefined;
+    if (turnsIdle && shard.acknowledgedIdle !== true) return undefined;
+    shards.push(`${target.stageId} ${target.topic}/${target.partition}@${shard.offset}:${shard.executor?.watermark}:${shard.acknowledgedIdle === true}:${timers.length}`);
+  }
+  return JSON.stringify({ shards: shards.sort(), stageWatermarks });
+}
+
+/** Output or state that a checkpoint after `committed` has still to commit. */
+export function hasUncommittedWork(progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>, committed: number): boolean {
+  for (const shard of progress.values()) {
+    if (shard?.pending.some((p) => p.checkpoint > committed) || shard?.deltas.some((d) => d.checkpoint > committed)) return true;
+  }
+  return false;
+}
+
+/**
+ * The coordinator's schedule, which a resting coordinator turns off so that no function runs
+ * (on AWS its EventBridge rule; offline mode's loop), and an awake one on. Both are idempotent.
+ */
+export interface CoordinatorSchedule {
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+}
+
+/**
+ * Wakes a resting coordinator, its record and then its schedule (which stays as it is for an
+ * awake one). Safe to run by anyone, at any time: the coordinator's own runs, `sluice resume`
+ * and `restore`.
+ */
+export async function wakeCoordinator(coordinator: CoordinatorStore, schedule: CoordinatorSchedule | undefined): Promise<void> {
+  for (;;) {
+    const record = await coordinator.get();
+    if (!record.asleep) return;
+    // Forgetting the resting state makes the next rest wait for checkpoints that find it anew.
+    const { asleep: _asleep, resting: _resting, ...awake } = record;
+    if (await coordinator.update(awake)) break;
+  }
+  await schedule?.resume();
+}
