@@ -234,6 +234,7 @@ async function restOrWake(options: CoordinatorOptions, record: CoordinatorRecord
   return runCoordinator(options);
 }
 
+/** A pre-committed transaction was lost: its shard must roll back to the checkpoint before and replay. */
 export class CheckpointTransactionLostError extends Error {
   override readonly name = 'CheckpointTransactionLostError';
 
