@@ -14,10 +14,12 @@ import {
   shardRefOf,
   type ShardTarget,
 } from '../../lib/runtime/coordinator.js';
-import { Processor, runtimeProgressOf } from '../../lib/runtime/processor.js';
+import { Processor, runtimeProgressOf, type RuntimeProgress } from '../../lib/runtime/processor.js';
+import { hasUncommittedWork, restingState } from '../../lib/runtime/quiescence.js';
 import { rollbacksPending } from '../../lib/runtime/rollback.js';
 import { checkpointManifestKey, readManifest, readShardState, sameShard } from '../../lib/snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
+import type { CoordinatorRecord } from '../../lib/state/coordinator-store.js';
 import { KafkaTwin } from '../../lib/testing/kafka-twin.js';
 import { compareOutput, expectedOutput, SCHEDULE_KINDS, type ScheduleKind } from '../helpers/order-totals-kinds.js';
 import { closingOrders, generateOrders, seededRandom, type GeneratedOrder } from '../helpers/orders.js';
@@ -195,6 +197,11 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     clock: sim.clock,
     snapshots,
     transactionPoolSize: config.transactionPoolSize,
+    // As on AWS, an asynchronous invocation of the coordinator when a batch finds it resting.
+    callCoordinator: () => {
+      void coordinate();
+      return Promise.resolve();
+    },
   });
   const shards = await listShards(plan, kafka.admin);
   const mappings: Mapping[] = shards.map((target) => ({ target, position: 0, inFlight: undefined, nextPollAt: sim.now, failures: 0 }));
@@ -325,6 +332,23 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     return true;
   };
 
+  /**
+   * The rest is what it found: no delivery in flight, every shard past its log's last record,
+   * nothing to commit, and the shards as the coordinator saw them when it went to rest (all read
+   * without faults). A batch that committed since has called the coordinator, whose run wakes it.
+   */
+  const restHolds = async (record: CoordinatorRecord) => {
+    if (mappings.some((mapping) => mapping.inFlight && !mapping.inFlight.settled)) return false;
+    const progress = new Map<ShardTarget, RuntimeProgress | undefined>();
+    for (const { target } of mappings) {
+      const shard = (await store.inspect(shardRefOf(plan, target)))?.progress;
+      progress.set(target, shard === undefined ? undefined : runtimeProgressOf(shard));
+      const offset = progress.get(target)?.offset ?? 0;
+      if (kafka.committedRecords(target.topic).some((r) => r.partition === target.partition && r.offset >= offset)) return false;
+    }
+    return restingState(plan, progress, record.completedWatermarks) === record.resting?.state && !hasUncommittedWork(progress, record.committed);
+  };
+
   for (let iteration = 0; ; iteration++) {
     await worldActs();
     if (!(await sim.step())) sim.now += 50;
@@ -341,8 +365,9 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
       // Once the idle partitions have turned idle, each stage needs a checkpoint or two to pass the watermark on.
       if (quiet.committed === undefined && sim.now - quiet.at >= IDLENESS_MS) quiet.committed = record.committed;
       if (quiet.committed !== undefined && record.committed >= quiet.committed + plan.stages.length + 2) break;
-      // At rest, the coordinator triggers no more checkpoints: what it left must be the whole output.
-      if (record.asleep) break;
+      // At rest, the coordinator triggers no more checkpoints: what it left must be the whole
+      // output, once no invocation is still on its way (a stalled one wakes it when it commits).
+      if (record.asleep && (await restHolds(record))) break;
     } else {
       quiet = undefined;
     }
