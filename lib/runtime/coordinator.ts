@@ -68,6 +68,13 @@ async function progressOf(options: CoordinatorOptions, target: ShardTarget): Pro
   return record ? runtimeProgressOf(record.progress) : undefined;
 }
 
+/** Every shard's progress, read one shard after another. */
+async function progressOfAll(options: CoordinatorOptions): Promise<Map<ShardTarget, RuntimeProgress | undefined>> {
+  const progress = new Map<ShardTarget, RuntimeProgress | undefined>();
+  for (const target of options.shards) progress.set(target, await progressOf(options, target));
+  return progress;
+}
+
 /**
  * Writes checkpoint `checkpoint`'s manifest (docs/PROTOCOL.md, "S3 snapshots"): for each shard,
  * its position when it acknowledged, and its state as the previous manifest's objects plus
@@ -152,8 +159,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
 
   if (record.triggered > record.completed) {
     // Each shard record is read once, and read again only for shards that had to be ticked.
-    const progress = new Map<ShardTarget, RuntimeProgress | undefined>();
-    for (const target of options.shards) progress.set(target, await progressOf(options, target));
+    const progress = await progressOfAll(options);
     // A shard with a rollback to do is ticked too: its next invocation does it.
     const lagging = (targets: readonly ShardTarget[]) =>
       targets.filter((target) => (progress.get(target)?.acknowledged ?? 0) < record.triggered || rollbackToStart(record, target, now));
@@ -221,8 +227,7 @@ async function goToRest(options: CoordinatorOptions, record: CoordinatorRecord):
  */
 async function restOrWake(options: CoordinatorOptions, record: CoordinatorRecord): Promise<{ outcome: CoordinatorOutcome; record: CoordinatorRecord }> {
   const { plan, coordinator, schedule } = options;
-  const progress = new Map<ShardTarget, RuntimeProgress | undefined>();
-  for (const target of options.shards) progress.set(target, await progressOf(options, target));
+  const progress = await progressOfAll(options);
   if (restingState(plan, progress, record.completedWatermarks) === record.resting?.state && !hasUncommittedWork(progress, record.committed)) {
     await schedule?.pause();
     if ((await coordinator.get()).asleep) return { outcome: 'asleep', record };

@@ -54,6 +54,7 @@ export class DeploymentClaim {
   private lastBeat = Number.NEGATIVE_INFINITY;
   private checkedAt = Number.NEGATIVE_INFINITY;
   private heartbeats: RecordWriter | undefined;
+  private topicReady: Promise<unknown> | undefined;
 
   constructor(private readonly options: DeploymentClaimOptions) {
     this.clock = options.clock ?? Date.now;
@@ -64,9 +65,14 @@ export class DeploymentClaim {
   async heartbeat(): Promise<void> {
     const now = this.clock();
     if (now - this.lastBeat < HEARTBEAT_EVERY_MS) return;
-    await this.options.admin.ensureTopics([
-      { topic: this.topic, partitions: 1, configs: { 'retention.ms': String(24 * 3_600_000), 'segment.ms': String(3_600_000) } },
-    ]);
+    // Once per container, not at every heartbeat.
+    this.topicReady ??= this.options.admin
+      .ensureTopics([{ topic: this.topic, partitions: 1, configs: { 'retention.ms': String(24 * 3_600_000), 'segment.ms': String(3_600_000) } }])
+      .catch((error: unknown) => {
+        this.topicReady = undefined;
+        throw error;
+      });
+    await this.topicReady;
     const latest = await this.latestHeartbeats();
     this.refuseIfAnotherRuns(latest, now);
     const mine = latest.get(this.options.deployment);

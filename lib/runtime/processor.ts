@@ -158,12 +158,12 @@ const MAX_UNCOMMITTED_DELTAS = 256;
 const MAX_CATCH_UP_RECORDS = 10_000;
 
 /** The shard's pre-committed transactions that no committed checkpoint has covered yet. */
-function uncommittedPending(progress: unknown, committed: number): PendingTransaction[] {
+export function uncommittedPending(progress: unknown, committed: number): PendingTransaction[] {
   return runtimeProgressOf(progress).pending.filter((p) => p.checkpoint > committed);
 }
 
 /** The shard's state deltas that no committed checkpoint has covered yet. */
-function uncommittedDeltas(progress: unknown, committed: number): PendingDelta[] {
+export function uncommittedDeltas(progress: unknown, committed: number): PendingDelta[] {
   return runtimeProgressOf(progress).deltas.filter((d) => d.checkpoint > committed);
 }
 

@@ -1,7 +1,7 @@
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
 import type { ShardTarget } from './coordinator.js';
-import type { RuntimeProgress } from './processor.js';
+import { uncommittedDeltas, uncommittedPending, type RuntimeProgress } from './processor.js';
 
 /**
  * Checkpoints in a row that must find the pipeline as it was before the coordinator may rest:
@@ -38,10 +38,7 @@ export function restingState(
 
 /** Output or state that a checkpoint after `committed` has still to commit. */
 export function hasUncommittedWork(progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>, committed: number): boolean {
-  for (const shard of progress.values()) {
-    if (shard?.pending.some((p) => p.checkpoint > committed) || shard?.deltas.some((d) => d.checkpoint > committed)) return true;
-  }
-  return false;
+  return [...progress.values()].some((shard) => uncommittedPending(shard, committed).length > 0 || uncommittedDeltas(shard, committed).length > 0);
 }
 
 /**
