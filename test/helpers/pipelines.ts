@@ -46,6 +46,8 @@ export interface OrderTotalsOptions {
   readonly watermarkEmission?: WatermarkEmission;
   /** What happens to a record that fails (default BadRecordPolicy.fail()). */
   readonly badRecordPolicy?: BadRecordPolicy;
+  /** Whether the orders are keyed by category, so that keyBy stays in place (default); else it repartitions. */
+  readonly partitionedByRecordKey?: boolean;
 }
 
 /**
@@ -64,6 +66,7 @@ export function orderTotalsPipeline({
   recordTimestamp = RecordTimestamp.ELEMENT,
   watermarkEmission = WatermarkEmission.perBatch(),
   badRecordPolicy = BadRecordPolicy.fail(),
+  partitionedByRecordKey = true,
 }: OrderTotalsOptions) {
   const env = StreamExecutionEnvironment.create({ name }).setWatermarkEmission(watermarkEmission).setBadRecordPolicy(badRecordPolicy);
   env.enableCheckpointing(seconds(10)).setParallelism(2);
@@ -71,16 +74,15 @@ export function orderTotalsPipeline({
     env.enableCheckpointing(1_000).getCheckpointConfig().setCheckpointTimeout(1_000).setMaxCommitDelay(1_000);
   }
   const watermarks = WatermarkStrategy.forBoundedOutOfOrderness<Order>(seconds(10)).withTimestampAssigner((o) => o.timestamp);
+  const source = KafkaSource.builder<Order>()
+    .setBootstrapServers(brokers)
+    .setTopics(input)
+    .setGroupId(name)
+    .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+    .setValueOnlyDeserializer(new JsonDeserializationSchema<Order>());
   const totals = env
     .fromSource(
-      KafkaSource.builder<Order>()
-        .setBootstrapServers(brokers)
-        .setTopics(input)
-        .setGroupId(name)
-        .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-        .setValueOnlyDeserializer(new JsonDeserializationSchema<Order>())
-        .setPartitionedByRecordKey()
-        .build(),
+      (partitionedByRecordKey ? source.setPartitionedByRecordKey() : source).build(),
       idlenessMs === undefined ? watermarks : watermarks.withIdleness(idlenessMs),
       'orders',
     )
