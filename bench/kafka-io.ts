@@ -118,8 +118,8 @@ async function rangedRead(topic: string): Promise<Row> {
   const [description] = await admin.describeTopics([topic]);
   let read = 0;
   const row = await timed('ranged read_committed read', `${partitions} partitions, whole log of each`, async () => {
-    for (const { partition, high } of description?.partitions ?? []) {
-      read += (await reader.read({ topic, partition, from: 0, to: Number(high) })).length;
+    for (const { partition, stable } of description?.partitions ?? []) {
+      read += (await reader.read({ topic, partition, from: 0, to: Number(stable) })).length;
     }
   });
   await reader.close();

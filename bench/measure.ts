@@ -87,8 +87,8 @@ export async function checkOutput(
     const written = new Map<string, number>();
     let count = 0;
     let duplicates = 0;
-    for (const { partition, high } of description?.partitions ?? []) {
-      for (const record of await reader.read({ topic, partition, from: 0, to: Number(high) })) {
+    for (const { partition, stable } of description?.partitions ?? []) {
+      for (const record of await reader.read({ topic, partition, from: 0, to: Number(stable) })) {
         count++;
         if (!contender.sums) continue;
         const sum = JSON.parse(record.value?.toString('utf8') ?? '{}') as { category: string; windowStart: number; amount: number };

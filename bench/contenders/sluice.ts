@@ -89,8 +89,8 @@ while (outputs < config.expectedWindows) {
   // The output is small: read it whole, up to what is stable now, each round.
   const [description] = await admin.describeTopics([config.output]);
   outputs = 0;
-  for (const { partition, high } of description?.partitions ?? []) {
-    const written = await reader.read({ topic: config.output, partition, from: 0, to: Number(high) }).catch(() => []);
+  for (const { partition, stable } of description?.partitions ?? []) {
+    const written = await reader.read({ topic: config.output, partition, from: 0, to: Number(stable) }).catch(() => []);
     outputs += written.filter((r) => !(r.key?.toString('utf8') ?? '').startsWith('closing-')).length;
   }
 }

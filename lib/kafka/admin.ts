@@ -20,8 +20,12 @@ export interface TopicDescription {
     readonly replicas: readonly number[];
     /** Earliest offset still in the log. */
     readonly low: string;
-    /** The log end offset (high watermark). */
-    readonly high: string;
+    /**
+     * The last stable offset: where read_committed reads end, the log's end unless a
+     * transaction is open (then its first offset). kafkajs calls it `high`; the log's end past
+     * open transactions is `CommittedReader.logEnd` (clients.ts).
+     */
+    readonly stable: string;
   }[];
 }
 
@@ -201,7 +205,7 @@ export class KafkaAdmin {
                 leader: p.leader,
                 replicas: p.replicas,
                 low: offset?.low ?? '0',
-                high: offset?.high ?? '0',
+                stable: offset?.high ?? '0',
               };
             })
             .sort((a, b) => a.partition - b.partition),

@@ -50,6 +50,11 @@ export interface CommittedReader {
   read(range: OffsetRange): Promise<KafkaRecord[]>;
   /** What a read_committed poll from `from` returns now, and the offset to read next. */
   readAvailable(topic: string, partition: number, from: number, maxRecords: number): Promise<{ records: KafkaRecord[]; next: number }>;
+  /**
+   * The partition's log end offset (high watermark): past every record written, those of open
+   * transactions too, which a read_committed read reaches only once they end.
+   */
+  logEnd(topic: string, partition: number): Promise<number>;
 }
 
 /** Finishes pre-committed transactions by handle, from any process (Flink's KafkaCommitter). */

@@ -93,6 +93,11 @@ declare module 'kafkajs/src/cluster/index.js' {
       producerEpoch: number;
       transactionResult: boolean;
     }): Promise<unknown>;
+    listOffsets(args: {
+      replicaId?: number;
+      isolationLevel: number;
+      topics: { topic: string; partitions: { partition: number; timestamp: number }[] }[];
+    }): Promise<{ responses: { topic: string; partitions: { partition: number; offset: string }[] }[] }>;
     fetch(args: {
       replicaId?: number;
       isolationLevel: number;

@@ -36,7 +36,10 @@ export class RangeReadError extends Error {
   }
 }
 
+const READ_UNCOMMITTED = 0;
 const READ_COMMITTED = 1;
+/** ListOffsets' timestamp for the latest offset. */
+const LATEST = -1;
 const ABORT_MARKER = 0;
 
 /** The control record's type: 0 for an abort marker, 1 for a commit marker. */
@@ -159,6 +162,36 @@ export class CommittedRangeReader {
   }
 
   /**
+   * The partition's log end offset (high watermark), from its leader: ListOffsets for the
+   * latest offset under read_uncommitted, since under read_committed it answers the last
+   * stable offset instead.
+   */
+  async logEnd(topic: string, partition: number): Promise<number> {
+    const cluster = await this.connection.ready();
+    await cluster.addTargetTopic(topic);
+    return retryWhileRetriable(
+      async () => {
+        const broker = await this.leaderOf(cluster, topic, partition);
+        const { responses } = await broker.listOffsets({
+          isolationLevel: READ_UNCOMMITTED,
+          topics: [{ topic, partitions: [{ partition, timestamp: LATEST }] }],
+        });
+        const answer = responses.find((r) => r.topic === topic)?.partitions.find((p) => p.partition === partition);
+        if (!answer) throw new Error(`The leader of ${topic}-${partition} returned no offset for it`);
+        return Number(answer.offset);
+      },
+      this.waitTimeoutMs,
+      () => cluster.refreshMetadata(),
+    );
+  }
+
+  private async leaderOf(cluster: Cluster, topic: string, partition: number) {
+    const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader;
+    if (leader === undefined) throw new Error(`Topic "${topic}" has no partition ${partition}`);
+    return cluster.findBroker({ nodeId: leader });
+  }
+
+  /**
    * One fetch from the partition's leader. A retriable error — a leader moving, or a topic the
    * broker has not finished creating — refreshes metadata and tries again, for up to the
    * reader's wait timeout.
@@ -171,9 +204,7 @@ export class CommittedRangeReader {
   ): Promise<FetchPartitionResponse> {
     return retryWhileRetriable(
       async () => {
-        const leader = cluster.findTopicPartitionMetadata(topic).find((p) => p.partitionId === partition)?.leader;
-        if (leader === undefined) throw new Error(`Topic "${topic}" has no partition ${partition}`);
-        const broker = await cluster.findBroker({ nodeId: leader });
+        const broker = await this.leaderOf(cluster, topic, partition);
         const { responses } = await broker.fetch({
           isolationLevel: READ_COMMITTED,
           maxWaitTime: maxWaitMs,

@@ -59,7 +59,7 @@ export class EventSourceMapping {
       const offset = committed.get(partition) ?? -1;
       if (offset >= 0) return offset;
       const bounds = description?.partitions.find((p) => p.partition === partition);
-      return Number(this.options.startingPosition === 'LATEST' ? (bounds?.high ?? 0) : (bounds?.low ?? 0));
+      return Number(this.options.startingPosition === 'LATEST' ? (bounds?.stable ?? 0) : (bounds?.low ?? 0));
     };
     this.pollers = this.options.partitions.map((partition) => this.poll(partition, start(partition)));
   }

@@ -146,7 +146,7 @@ export class InstanceLock {
     await admin.ensureTopics([{ topic, partitions: 1, configs: { 'retention.ms': String(60 * 60_000), 'segment.ms': String(10 * 60_000) } }]);
     const [description] = await admin.describeTopics([topic]);
     const partition = description?.partitions[0];
-    const from = Math.max(Number(partition?.low ?? 0), Number(partition?.high ?? 0) - TAIL_RECORDS);
+    const from = Math.max(Number(partition?.low ?? 0), Number(partition?.stable ?? 0) - TAIL_RECORDS);
     await this.beat(true);
     const reader = new CommittedRangeReader(this.options.kafka);
     try {

@@ -356,7 +356,7 @@ export class OfflineSession {
   /** Writes `rate` generated records a second, numbered on from what the source topics hold already. */
   private async generate(kafka: { brokers: string[] }, topics: readonly string[], admin: KafkaAdmin, rate: number, input: InputGenerator): Promise<void> {
     const held = await admin.describeTopics(topics);
-    let index = held.reduce((sum, t) => sum + t.partitions.reduce((n, p) => n + Number(p.high), 0), 0);
+    let index = held.reduce((sum, t) => sum + t.partitions.reduce((n, p) => n + Number(p.stable), 0), 0);
     const writer: RecordWriter = createRecordWriter('AT_LEAST_ONCE', kafka);
     this.stops.push(() => writer.close());
     const started = Date.now();
@@ -375,7 +375,7 @@ export class OfflineSession {
     this.stops.push(() => reader.close());
     const positions = new Map<string, number>();
     for (const description of await admin.describeTopics(topics)) {
-      for (const p of description.partitions) positions.set(`${description.topic}\u0000${p.partition}`, Number(p.high));
+      for (const p of description.partitions) positions.set(`${description.topic}\u0000${p.partition}`, Number(p.stable));
     }
     this.every(500, async () => {
       for (const [id, from] of positions) {

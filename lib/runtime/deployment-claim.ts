@@ -130,7 +130,7 @@ export class DeploymentClaim {
       throw error;
     }
     const partition = description?.partitions[0];
-    const end = Number(partition?.high ?? 0);
+    const end = Number(partition?.stable ?? 0);
     for (let next = Math.max(Number(partition?.low ?? 0), end - TAIL_RECORDS); next < end; ) {
       const polled = await this.options.reader.readAvailable(this.topic, 0, next, TAIL_RECORDS);
       for (const record of polled.records) {

@@ -378,12 +378,9 @@ export class Processor {
   }
 
   private inputLog(topic: string, partition: number): InputLog {
-    const { admin, reader } = this.options.kafka;
+    const { reader } = this.options.kafka;
     return {
-      end: async () => {
-        const [description] = await admin.describeTopics([topic]);
-        return Number(description?.partitions.find((p) => p.partition === partition)?.high ?? 0);
-      },
+      end: () => reader.logEnd(topic, partition),
       readThrough: async (from, until) => {
         const polled = await reader.readAvailable(topic, partition, from, 1);
         const first = polled.records[0];

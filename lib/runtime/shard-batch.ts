@@ -146,7 +146,10 @@ export interface ShardBatchOptions {
 
 /** What a repartition stage asks of its input partition before it lets the input watermark through. */
 export interface InputLog {
-  /** The partition's end offset now. */
+  /**
+   * The partition's log end offset now, past the records of open transactions: the last
+   * stable offset would stop before an open transaction that began ahead of committed records.
+   */
   end(): Promise<number>;
   /** Whether, from `from`, everything committed below `until` has been read: nothing committed is left there, and no open transaction holds it back. */
   readThrough(from: number, until: number): Promise<boolean>;

@@ -16,7 +16,7 @@ export async function resolveStartingOffset(
   const bounds = description?.partitions.find((p) => p.partition === partition);
   if (!bounds) throw new Error(`Topic "${topic}" has no partition ${partition}`);
   const earliest = Number(bounds.low);
-  const latest = Number(bounds.high);
+  const latest = Number(bounds.stable);
   switch (initializer.kind) {
     case 'earliest':
       return earliest;

@@ -108,7 +108,7 @@ export async function pipelineStatus(runtime: StatusSources): Promise<PipelineSt
   for (const target of targets) {
     const shardRecord = await store.peek(shardRefOf(plan, target));
     const progress = runtimeProgressOf(shardRecord?.progress);
-    const logEnd = Number(topics.find((t) => t.topic === target.topic)?.partitions.find((p) => p.partition === target.partition)?.high ?? 0);
+    const logEnd = Number(topics.find((t) => t.topic === target.topic)?.partitions.find((p) => p.partition === target.partition)?.stable ?? 0);
     const transactions = [];
     for (const { handle, checkpoint } of progress.pending) {
       transactions.push({ transactionalId: handle.transactionalId, checkpoint, state: stateOf(handle, await committer.describe(handle.transactionalId)) });

@@ -152,6 +152,7 @@ export class KafkaTwin implements KafkaClients {
       this.io.call('ListOffsets', () => {
         const missing = this.missingTopics(topics);
         if (missing) throw missing;
+        this.expireTransactions();
         return topics.map((topic) => ({
           topic,
           partitions: Array.from({ length: this.partitions(topic) }, (_, partition) => ({
@@ -159,7 +160,7 @@ export class KafkaTwin implements KafkaClients {
             leader: 0,
             replicas: [0],
             low: '0',
-            high: String(this.log(topic, partition).length),
+            stable: String(this.lastStableOffset(topic, partition)),
           })),
         }));
       }),
@@ -199,6 +200,7 @@ export class KafkaTwin implements KafkaClients {
         const next = records.length === maxRecords ? (records.at(-1)?.offset ?? from) + 1 : Math.max(from, stable);
         return { records, next };
       }),
+    logEnd: (topic, partition) => this.io.call('ListOffsets', () => this.log(topic, partition).length),
   };
 
   readonly committer: KafkaClients['committer'] = {

@@ -45,7 +45,7 @@ export async function readTopicValues<T>(brokers: readonly string[], topic: stri
     const [description] = await admin.describeTopics([topic]);
     const values: T[] = [];
     for (const p of description?.partitions ?? []) {
-      for (const record of await reader.read({ topic, partition: p.partition, from: 0, to: Number(p.high) })) {
+      for (const record of await reader.read({ topic, partition: p.partition, from: 0, to: Number(p.stable) })) {
         values.push(JSON.parse(record.value?.toString('utf8') ?? 'null') as T);
       }
     }

@@ -99,7 +99,23 @@ export function kafkaClientsContract(name: string, target: () => KafkaContractTa
       expect(records.map((r) => r.offset)).toEqual([0, 1, 2]);
       expect(next).toBe(4);
       const [description] = await clients.admin.describeTopics([topic]);
-      expect(description?.partitions[0]?.high).toBe('4');
+      expect(description?.partitions[0]?.stable).toBe('4');
+    });
+
+    it('ends a description at the last stable offset and the log past open transactions, until the commit', async () => {
+      const { clients } = target();
+      const topic = await target().createTopic();
+      await target().append(written(topic, 'before'));
+      const handle = await preCommitted(topic, target().transactionalId(), 'open-1', 'open-2');
+      await target().append(written(topic, 'after'));
+      const stable = async () => (await clients.admin.describeTopics([topic]))[0]?.partitions[0]?.stable;
+      expect(await stable()).toBe('1');
+      expect(await clients.reader.logEnd(topic, 0)).toBe(4);
+
+      expect(await clients.committer.commit(handle)).toBe('committed');
+      await pollAfterCommit(topic, 0, 100, 4);
+      expect(await stable()).toBe('5');
+      expect(await clients.reader.logEnd(topic, 0)).toBe(5);
     });
 
     it('commits idempotently: again, and twice at once', async () => {

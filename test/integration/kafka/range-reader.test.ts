@@ -77,7 +77,7 @@ describe('CommittedRangeReader', () => {
     const everything = await consumeAll(topic, { expected: 65, readUncommitted: true });
     expect(everything).toHaveLength(65);
     const committed = everything.filter((m) => !/^(dropped|lone)-/.test(m.value ?? ''));
-    const end = Number((await admin.describeTopics([topic]))[0]?.partitions[0]?.high);
+    const end = Number((await admin.describeTopics([topic]))[0]?.partitions[0]?.stable);
     expect(end).toBeGreaterThan(everything.length);
 
     const expectRange = async (from: number, to: number) => {

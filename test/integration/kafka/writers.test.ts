@@ -49,7 +49,7 @@ describe('KafkaAdmin', () => {
     expect(await admin.ensureTopics([{ topic, partitions: 4 }])).toEqual({ created: [topic] });
     expect(await admin.ensureTopics([{ topic, partitions: 4 }])).toEqual({ created: [] });
     const [description] = await admin.describeTopics([topic]);
-    expect(description?.partitions.map((p) => [p.partition, p.low, p.high])).toEqual([
+    expect(description?.partitions.map((p) => [p.partition, p.low, p.stable])).toEqual([
       [0, '0', '0'],
       [1, '0', '0'],
       [2, '0', '0'],

@@ -21,8 +21,8 @@ afterAll(async () => {
 /** The records read_committed readers see in a topic now. */
 async function committedCount(topic: string): Promise<number> {
   let count = 0;
-  for (const { partition, low, high } of (await admin.describeTopics([topic])).flatMap((d) => d.partitions)) {
-    count += (await reader.read({ topic, partition, from: Number(low), to: Number(high) })).length;
+  for (const { partition, low, stable } of (await admin.describeTopics([topic])).flatMap((d) => d.partitions)) {
+    count += (await reader.read({ topic, partition, from: Number(low), to: Number(stable) })).length;
   }
   return count;
 }

@@ -79,7 +79,7 @@ describe('sluice status, savepoint and restore', () => {
     expect(status.stdout).not.toContain('Committed output deleted');
 
     // The log start moves past the committed output, as retention moves it: status says so.
-    await deleteRecordsBefore(testBrokers(), `${name}-out`, 0, (await environment().admin.describeTopics([`${name}-out`]))[0]?.partitions[0]?.high ?? '0');
+    await deleteRecordsBefore(testBrokers(), `${name}-out`, 0, (await environment().admin.describeTopics([`${name}-out`]))[0]?.partitions[0]?.stable ?? '0');
     const flagged = await sluice('status', PIPELINE_FILE);
     expect(flagged.stdout).toMatch(
       new RegExp(`Committed output deleted from the log[^\\n]*\\n  ${name}-out/0: checkpoint ${checkpoint} \\(20\\d\\d-[^)]+\\) wrote offset \\d+, and the log now starts at \\d+\\.`),

@@ -66,7 +66,7 @@ describe('the Lambda handlers', () => {
     const [description] = await environment().admin.describeTopics([input]);
     const records = (
       await Promise.all(
-        (description?.partitions ?? []).map((p) => reader.read({ topic: input, partition: p.partition, from: 0, to: Number(p.high) })),
+        (description?.partitions ?? []).map((p) => reader.read({ topic: input, partition: p.partition, from: 0, to: Number(p.stable) })),
       )
     ).flat();
     await reader.close();

@@ -53,8 +53,8 @@ function start(name: string, recordTimestamp: RecordTimestamp) {
 async function committedRecords(topic: string): Promise<KafkaRecord[]> {
   const reader = new CommittedRangeReader({ brokers: testBrokers() });
   const records: KafkaRecord[] = [];
-  for (const { partition, low, high } of (await environment().admin.describeTopics([topic])).flatMap((d) => d.partitions)) {
-    records.push(...(await reader.read({ topic, partition, from: Number(low), to: Number(high) })));
+  for (const { partition, low, stable } of (await environment().admin.describeTopics([topic])).flatMap((d) => d.partitions)) {
+    records.push(...(await reader.read({ topic, partition, from: Number(low), to: Number(stable) })));
   }
   await reader.close();
   return records;

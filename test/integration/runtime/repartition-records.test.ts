@@ -55,8 +55,8 @@ describe('repartition records', () => {
 
     const reader = new CommittedRangeReader({ brokers: testBrokers() });
     const records = [];
-    for (const { partition, high } of (await environment().admin.describeTopics([repartition])).flatMap((d) => d.partitions)) {
-      records.push(...(await reader.read({ topic: repartition, partition, from: 0, to: Number(high) })));
+    for (const { partition, stable } of (await environment().admin.describeTopics([repartition])).flatMap((d) => d.partitions)) {
+      records.push(...(await reader.read({ topic: repartition, partition, from: 0, to: Number(stable) })));
     }
     await reader.close();
     await driver.close();
