@@ -14,13 +14,14 @@ import { barChart, lineChart } from './charts.js';
 import type { ContenderConfig } from './contenders/config.js';
 import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, type Contender } from './contenders/registry.js';
 import { costModel, formatCostModel, formatIdleCost, SEED_DEPLOYMENT_IDLE } from './cost-model.js';
+import { formatHandlerRows, measureHandlers } from './handler.js';
 import { measureLatency, type LatencyFigures, type PacedInputOptions } from './latency.js';
 import { measureThroughput, type Measured } from './measure.js';
 import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
 import { mean, measureStateSize, median, type CurvePoint } from './scaling.js';
 import type { StateSizeResult } from './state-size.js';
 
-const PHASES = ['throughput', 'latency', 'scaling'] as const;
+const PHASES = ['handler', 'throughput', 'latency', 'scaling'] as const;
 const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -132,6 +133,15 @@ ${sections.join('\n\n')}
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/report.md', report);
   for (const [file, svg] of charts) writeFileSync(`bench/results/${file}`, svg);
+}
+
+// ---- The handler alone ------------------------------------------------------------------------
+if (phases.has('handler')) {
+  const runs = 3;
+  say('The processor handler alone, against the hand-written floor:');
+  const rows = await measureHandlers({ brokers, runs, batches: [100, 1_000, 10_000], guarantees: ['EXACTLY_ONCE'], say });
+  sections.push(`## The processor handler alone\n\n${formatHandlerRows(rows, runs)}\n\nThe same alone: \`npm run bench:handler\`.`);
+  phaseDone('handler');
 }
 
 // ---- Throughput ----------------------------------------------------------------------------

@@ -4,70 +4,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  DeliveryGuarantee,
-  JsonDeserializationSchema,
-  KafkaRecordSerializationSchema,
-  KafkaSink,
-  KafkaSource,
-  minutes,
-  OffsetsInitializer,
-  seconds,
-  StreamExecutionEnvironment,
-  TumblingEventTimeWindows,
-  WatermarkStrategy,
-} from '../../lib/api/index.js';
 import { CommittedRangeReader, KafkaAdmin } from '../../lib/kafka/index.js';
 import { OfflineSession } from '../../lib/offline/offline.js';
+import { benchPipeline } from '../pipeline.js';
 import { readConfig, ready, report } from './config.js';
 
-interface Order {
-  category: string;
-  amount: number;
-  timestamp: number;
-}
-
-interface WindowSum {
-  category: string;
-  windowStart: number;
-  amount: number;
-}
-
 const config = readConfig();
-const env = StreamExecutionEnvironment.create({ name: `bench-${config.output}` });
-env.enableCheckpointing(config.checkpointIntervalMs);
-env
-  .fromSource(
-    KafkaSource.builder<Order>()
-      .setBootstrapServers(config.brokers)
-      .setTopics(config.input)
-      .setGroupId(`${config.output}-sluice`)
-      .setStartingOffsets(OffsetsInitializer.earliest())
-      .setValueOnlyDeserializer(new JsonDeserializationSchema<Order>())
-      .setPartitionedByRecordKey()
-      .build(),
-    WatermarkStrategy.forBoundedOutOfOrderness<Order>(seconds(10)).withTimestampAssigner((order) => order.timestamp),
-    'orders',
-  )
-  .keyBy((order) => order.category)
-  .window(TumblingEventTimeWindows.of(minutes(5)))
-  .sum('amount')
-  // A window's result carries the window's last millisecond as its timestamp, as in Flink.
-  .map((sum, { timestamp }): WindowSum => ({ category: sum.category, windowStart: timestamp + 1 - minutes(5), amount: sum.amount }))
-  .sinkTo(
-    KafkaSink.builder<WindowSum>()
-      .setBootstrapServers(config.brokers)
-      .setRecordSerializer(
-        KafkaRecordSerializationSchema.builder<WindowSum>()
-          .setTopic(config.output)
-          .setKeySerializationSchema((sum) => sum.category)
-          .setValueSerializationSchema({ serialize: (sum) => JSON.stringify(sum) })
-          .build(),
-      )
-      .setDeliveryGuarantee(DeliveryGuarantee[config.guarantee])
-      .setTransactionalIdPrefix(`${config.output}-tx`)
-      .build(),
-  );
+const env = benchPipeline(config);
 
 const stateDir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
 const started = Date.now();

@@ -1,0 +1,331 @@
+// The processor handler alone, against a hand-written floor (bench/contenders/kafkajs-floor-handler.ts): each is
+// called in a loop with MSK events built beforehand, one partition of the bench orders, while
+// DynamoDB and S3 are emulated in another process (bench/emulator-host.ts) and Kafka is the
+// local broker. What is measured is this process's CPU inside the handler calls; the coordinator
+// and commit function run between them (CHECKPOINT_RECORDS) and are not counted.
+// `npm run bench:handler [-- --runs 3] [--batches 100,1000,10000] [--guarantees EXACTLY_ONCE]`
+// prints the table alone; `npm run bench` puts it first in its report.
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { MSKEvent } from 'aws-lambda';
+import { createDocumentClient, createS3Client, type AwsClientOptions } from '../lib/aws/clients.js';
+import { processorHandler } from '../lib/aws/handlers.js';
+import { PipelineRuntime } from '../lib/aws/runtime.js';
+import { CommittedRangeReader, KafkaAdmin, type KafkaRecord } from '../lib/kafka/index.js';
+import { acquireBrokers } from '../lib/offline/kafka-broker.js';
+import { mskEvent } from '../lib/offline/msk-event.js';
+import { ensureBucket } from '../lib/snapshot/s3-store.js';
+import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
+import { LambdaDriver } from '../lib/testing/index.js';
+import { parseResult } from './child-io.js';
+import { startFloorHandler } from './contenders/kafkajs-floor-handler.js';
+import { benchTopic, ORDER_SHAPE, orderAt, serializeOrder } from './orders.js';
+import { benchPipeline, type BenchPipelineOptions } from './pipeline.js';
+import { median } from './scaling.js';
+
+export type Guarantee = BenchPipelineOptions['guarantee'];
+
+/**
+ * A checkpoint every this many records (about 5 s at the handler's speed at batch 1,000), or
+ * invocations if fewer: a shard that writes a transaction and then runs through its pool of 64
+ * transaction slots before a checkpoint commits it only acknowledges until one does.
+ */
+const CHECKPOINT_RECORDS = 10_000;
+const CHECKPOINT_INVOCATIONS = 50;
+const MIN_RECORDS = 30_000;
+const BATCHES_PER_RUN = 10;
+/** The first batches of a run open connections and warm the JIT: left out of the figures. */
+const WARM_UP_FRACTION = 0.1;
+const CLOCK_TICKS_PER_SECOND = 100;
+
+export interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+export interface HandlerRow {
+  readonly guarantee: Guarantee;
+  readonly batch: number;
+  /** CPU of this process inside the handler, µs per record, over the runs. */
+  readonly sluice: Spread;
+  readonly floor: Spread;
+  /** The emulators' CPU in their own process while each handler ran, µs per record (medians). */
+  readonly emulatorsSluice: number;
+  readonly emulatorsFloor: number;
+  /** DynamoDB and S3 requests per batch, by operation (the median run's). */
+  readonly requestsPerBatch: Record<string, number>;
+  readonly records: number;
+}
+
+export interface HandlerBenchOptions {
+  readonly brokers: readonly string[];
+  readonly batches: readonly number[];
+  readonly guarantees: readonly Guarantee[];
+  readonly runs: number;
+  readonly say: (line: string) => void;
+}
+
+interface RunFigures {
+  readonly cpuMicros: number;
+  readonly records: number;
+  readonly emulatorTicks: number;
+  /** DynamoDB and S3 requests per measured batch, by operation. */
+  readonly requests: Record<string, number>;
+  readonly batches: number;
+  /** Window sums the handler wrote, committed: the two must write the same. */
+  readonly windows: number;
+}
+
+/** The emulators' process: its CPU, read from /proc, in clock ticks. */
+class EmulatorHost {
+  private constructor(
+    private readonly child: ChildProcessByStdio<Writable, Readable, null>,
+    readonly dynamo: AwsClientOptions,
+    readonly s3: AwsClientOptions,
+  ) {}
+
+  static async start(): Promise<EmulatorHost> {
+    const script = fileURLToPath(new URL('./emulator-host.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const options = await new Promise<{ dynamo: AwsClientOptions; s3: AwsClientOptions }>((resolve, reject) => {
+      let printed = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        printed += chunk.toString('utf8');
+        const result = parseResult(printed);
+        if (result) resolve(result as { dynamo: AwsClientOptions; s3: AwsClientOptions });
+      });
+      child.once('exit', (code) => reject(new Error(`the emulator host exited (${code}) before it was ready`)));
+    });
+    return new EmulatorHost(child, options.dynamo, options.s3);
+  }
+
+  cpuTicks(): number {
+    const fields = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command's name.
+    return Number(fields[11]) + Number(fields[12]);
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.stdin.end();
+    await exited;
+  }
+}
+
+/** The bench orders on partition 0 of `topic`, as the event source mapping delivers them, `batch` a time. */
+function buildEvents(topic: string, count: number, batch: number, brokers: readonly string[]): MSKEvent[] {
+  const options = { ...ORDER_SHAPE, count, lateFraction: 0 };
+  const events: MSKEvent[] = [];
+  for (let start = 0; start < count; start += batch) {
+    const records: KafkaRecord[] = [];
+    for (let offset = start; offset < Math.min(count, start + batch); offset++) {
+      const order = orderAt(offset, options);
+      records.push({
+        topic,
+        partition: 0,
+        offset,
+        timestamp: order.timestamp,
+        timestampType: 'CREATE_TIME',
+        key: Buffer.from(order.category),
+        value: Buffer.from(serializeOrder(order, options.recordBytes)),
+        headers: [],
+      });
+    }
+    events.push(mskEvent(records, 'arn:aws:kafka:us-east-1:000000000000:cluster/bench/0', brokers));
+  }
+  return events;
+}
+
+/**
+ * Calls `handle` with each event; sums this process's CPU inside the calls (warm-up left out),
+ * and runs `between` every CHECKPOINT_RECORDS records, outside the count.
+ */
+async function measureLoop(
+  events: readonly MSKEvent[],
+  batch: number,
+  handle: (event: MSKEvent) => Promise<unknown>,
+  emulators: EmulatorHost,
+  { between, requests = () => ({}) }: { between?: () => Promise<unknown>; requests?: () => Record<string, number> } = {},
+): Promise<Omit<RunFigures, 'windows'>> {
+  const warmUp = Math.max(1, Math.ceil(events.length * WARM_UP_FRACTION));
+  let cpuMicros = 0;
+  let emulatorTicks = 0;
+  let records = 0;
+  let sinceCheckpoint = 0;
+  const requested: Record<string, number> = {};
+  for (const [index, event] of events.entries()) {
+    const requestsBefore = requests();
+    const ticks = emulators.cpuTicks();
+    const before = process.cpuUsage();
+    await handle(event);
+    const used = process.cpuUsage(before);
+    if (index >= warmUp) {
+      cpuMicros += used.user + used.system;
+      emulatorTicks += emulators.cpuTicks() - ticks;
+      records += batch;
+      for (const [operation, n] of Object.entries(requests())) requested[operation] = (requested[operation] ?? 0) + n - (requestsBefore[operation] ?? 0);
+    }
+    sinceCheckpoint += batch;
+    if (between && sinceCheckpoint >= Math.min(CHECKPOINT_RECORDS, CHECKPOINT_INVOCATIONS * batch)) {
+      sinceCheckpoint = 0;
+      await between();
+    }
+  }
+  const batches = events.length - warmUp;
+  const perBatch = Object.entries(requested).filter(([, n]) => n > 0).map(([operation, n]) => [operation, Math.round((n / batches) * 10) / 10]);
+  return { cpuMicros, records, emulatorTicks, batches, requests: Object.fromEntries(perBatch) as Record<string, number> };
+}
+
+async function runSluice(brokers: readonly string[], emulators: EmulatorHost, guarantee: Guarantee, batch: number, events: readonly MSKEvent[], name: string, input: string): Promise<RunFigures> {
+  const clock = { now: Date.now() };
+  const runtime = new PipelineRuntime(
+    benchPipeline({ brokers, input, output: `${name}-out`, guarantee, checkpointIntervalMs: 5_000 }),
+    { tableName: name, snapshotBucket: name, kafka: { brokers: [...brokers] }, dynamodb: emulators.dynamo, s3: emulators.s3 },
+    { clock: () => clock.now },
+  );
+  await ensureStateTable(createDocumentClient(emulators.dynamo), name);
+  await ensureBucket(createS3Client(emulators.s3), name);
+  const driver = new LambdaDriver(runtime, clock);
+  const [stage] = runtime.plan.stages;
+  if (!stage) throw new Error('the bench pipeline has no stage');
+  const handler = processorHandler(runtime, stage.id);
+  try {
+    const invoke = (event: MSKEvent) => {
+      clock.now += 500;
+      return handler(event);
+    };
+    const figures = await measureLoop(events, batch, invoke, emulators, { between: () => driver.checkpoint(), requests: () => ({ ...runtime.requests.snapshot() }) });
+    await driver.checkpoint();
+    return { ...figures, windows: await committedRecords(brokers, `${name}-out`) };
+  } finally {
+    await driver.close();
+    await runtime.close();
+  }
+}
+
+async function runFloor(brokers: readonly string[], emulators: EmulatorHost, batch: number, events: readonly MSKEvent[], name: string): Promise<RunFigures> {
+  const client = createDocumentClient(emulators.dynamo);
+  const tableName = `${name}-floor`;
+  await ensureStateTable(client, tableName);
+  const floor = await startFloorHandler({ brokers, client, tableName, output: `${name}-floor-out`, transactionalId: `${name}-floor` });
+  try {
+    const figures = await measureLoop(events, batch, floor.handle, emulators);
+    return { ...figures, windows: await committedRecords(brokers, `${name}-floor-out`) };
+  } finally {
+    await floor.close();
+    client.destroy();
+  }
+}
+
+/** The committed records of a one-partition topic. */
+async function committedRecords(brokers: readonly string[], topic: string): Promise<number> {
+  const admin = new KafkaAdmin({ brokers: [...brokers] });
+  const reader = new CommittedRangeReader({ brokers: [...brokers] });
+  try {
+    const [description] = await admin.describeTopics([topic]);
+    return (await reader.read({ topic, partition: 0, from: 0, to: Number(description?.partitions[0]?.stable ?? 0) })).length;
+  } finally {
+    await reader.close();
+    await admin.close();
+  }
+}
+
+const spreadOf = (values: readonly number[]): Spread => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+const perRecord = (run: RunFigures) => run.cpuMicros / run.records;
+const emulatorPerRecord = (run: RunFigures) => (run.emulatorTicks * (1_000_000 / CLOCK_TICKS_PER_SECOND)) / run.records;
+
+export async function measureHandlers({ brokers, batches, guarantees, runs, say }: HandlerBenchOptions): Promise<HandlerRow[]> {
+  const emulators = await EmulatorHost.start();
+  const admin = new KafkaAdmin({ brokers: [...brokers] });
+  const rows: HandlerRow[] = [];
+  try {
+    for (const guarantee of guarantees) {
+      for (const batch of batches) {
+        const count = Math.max(MIN_RECORDS, BATCHES_PER_RUN * batch);
+        const sluice: RunFigures[] = [];
+        const floor: RunFigures[] = [];
+        for (let run = 0; run < runs; run++) {
+          const name = `bench-handler-${guarantee.toLowerCase().replace(/_/g, '-')}-${batch}-${run}-${Date.now().toString(36)}`;
+          const input = `${name}-orders`;
+          await admin.ensureTopics([benchTopic(input, 1), benchTopic(`${name}-out`, 1), benchTopic(`${name}-floor-out`, 1)]);
+          const events = buildEvents(input, count, batch, brokers);
+          // Alternating which goes first spreads the machine's drift over both.
+          const order = run % 2 === 0 ? ['sluice', 'floor'] : ['floor', 'sluice'];
+          for (const which of order) {
+            if (which === 'sluice') sluice.push(await runSluice(brokers, emulators, guarantee, batch, events, name, input));
+            else floor.push(await runFloor(brokers, emulators, batch, events, name));
+          }
+          const [ours, theirs] = [sluice.at(-1), floor.at(-1)];
+          if (ours?.windows !== theirs?.windows) throw new Error(`Sluice wrote ${ours?.windows} window sums and the floor ${theirs?.windows}: they do not do the same work`);
+          say(`  ${guarantee} batch ${batch}, run ${run + 1}: Sluice ${sluice.map(perRecord).at(-1)?.toFixed(1)} µs/record, floor ${floor.map(perRecord).at(-1)?.toFixed(1)}, ${ours?.windows} window sums each`);
+          await admin.deleteTopics([input, `${name}-out`, `${name}-floor-out`]).catch(() => undefined);
+        }
+        const sluiceSpread = spreadOf(sluice.map(perRecord));
+        const medianRun = [...sluice].sort((a, b) => perRecord(a) - perRecord(b))[Math.floor(sluice.length / 2)];
+        rows.push({
+          guarantee,
+          batch,
+          sluice: sluiceSpread,
+          floor: spreadOf(floor.map(perRecord)),
+          emulatorsSluice: median(sluice.map(emulatorPerRecord)),
+          emulatorsFloor: median(floor.map(emulatorPerRecord)),
+          requestsPerBatch: medianRun?.requests ?? {},
+          records: count,
+        });
+      }
+    }
+  } finally {
+    await admin.close();
+    await emulators.stop();
+  }
+  return rows;
+}
+
+const format = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+const spread = (s: Spread) => `${format(s.median)} (${format(s.min)}–${format(s.max)})`;
+
+/** The table, and one line per row that a script can read: `handler ÷ floor, EXACTLY_ONCE, batch 1,000: 1.23`. */
+export function formatHandlerRows(rows: readonly HandlerRow[], runs: number): string {
+  const lines = [
+    `The processor handler alone against a hand-written floor (bench/contenders/kafkajs-floor-handler.ts), one partition, CPU of the handler's process per record: median of ${runs} runs (min–max). DynamoDB and S3 are emulated in another process, whose CPU is the last column; Kafka is the local broker. Checkpoints (coordinator and commit function) run every ${CHECKPOINT_RECORDS.toLocaleString('en')} records or ${CHECKPOINT_INVOCATIONS} invocations, whichever comes first, and are not counted.`,
+    '',
+    '| guarantee | batch | Sluice handler µs/record | floor µs/record | handler ÷ floor | Sluice µs/batch | emulators µs/record (Sluice, floor) | DynamoDB and S3 requests per batch (Sluice) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map((row) => {
+      const requests = Object.entries(row.requestsPerBatch).map(([operation, n]) => `${operation} ${n}`).join(', ');
+      return `| ${row.guarantee} | ${row.batch.toLocaleString('en')} | ${spread(row.sluice)} | ${spread(row.floor)} | ${(row.sluice.median / row.floor.median).toFixed(2)} | ${format(row.sluice.median * row.batch)} | ${format(row.emulatorsSluice)}, ${format(row.emulatorsFloor)} | ${requests} |`;
+    }),
+    '',
+    ...rows.map((row) => `handler ÷ floor, ${row.guarantee}, batch ${row.batch.toLocaleString('en')}: ${(row.sluice.median / row.floor.median).toFixed(2)}`),
+  ];
+  return lines.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: 'string', default: '3' },
+      batches: { type: 'string', default: '100,1000,10000' },
+      guarantees: { type: 'string', default: 'EXACTLY_ONCE' },
+    },
+  });
+  const runs = Number(values.runs);
+  const { brokers, release } = await acquireBrokers();
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  try {
+    const rows = await measureHandlers({
+      brokers,
+      runs,
+      batches: values.batches.split(',').map(Number),
+      guarantees: values.guarantees.split(',') as Guarantee[],
+      say,
+    });
+    say(`\n${formatHandlerRows(rows, runs)}`);
+  } finally {
+    await release();
+  }
+}
