@@ -15,7 +15,7 @@ import type {
 import type { OutputTag } from '../api/output-tag.js';
 import { MIN_WATERMARK } from '../api/time.js';
 import type { WatermarkStrategy } from '../api/watermark.js';
-import { ValueStateDescriptor, type AnyStateDescriptor } from '../api/state.js';
+import { ValueStateDescriptor, type AnyStateDescriptor, type ValueState } from '../api/state.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import { runtimeContext, valueState } from './keyed-state.js';
 import { StreamOperator, type StreamRecord } from './operator.js';
@@ -220,8 +220,11 @@ export class RollingReduceOperator<T> extends StreamOperator {
     return [ROLLING_STATE];
   }
 
+  private rolling: ValueState<T> | undefined;
+
   processElement(record: StreamRecord): void {
-    const state = valueState(this.services, ROLLING_STATE as ValueStateDescriptor<T>);
+    // One accessor serves every record, as it reads the current key when used.
+    const state = (this.rolling ??= valueState(this.services, ROLLING_STATE as ValueStateDescriptor<T>));
     const previous = state.value();
     const value = previous === undefined ? (record.value as T) : this.call(() => this.fn(previous, record.value as T));
     state.update(value);

@@ -7,7 +7,7 @@ import type {
   WindowContext,
 } from '../api/functions.js';
 import type { OutputTag } from '../api/output-tag.js';
-import { ValueStateDescriptor, type AnyStateDescriptor } from '../api/state.js';
+import { ValueStateDescriptor, type AnyStateDescriptor, type ValueState } from '../api/state.js';
 import { maxTimestamp, type TimeWindow, type WindowAssigner } from '../api/windows.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
 import { runtimeContext, valueState } from './keyed-state.js';
@@ -144,8 +144,11 @@ export class WindowOperator extends StreamOperator {
     return [WINDOWS];
   }
 
-  private windows() {
-    return valueState(this.services, WINDOWS);
+  private windowsState: ValueState<WindowContents> | undefined;
+
+  /** The current key's windows: one accessor serves every record, as it reads the key when used. */
+  private windows(): ValueState<WindowContents> {
+    return (this.windowsState ??= valueState(this.services, WINDOWS));
   }
 
   private cleanupTime(window: TimeWindow): number {
@@ -189,12 +192,14 @@ export class WindowOperator extends StreamOperator {
       if (this.isWindowLate(window)) continue;
       accepted = true;
       const id = windowId(window);
+      // A window the key has already has its timers; a merged session's were deleted, so it registers them anew.
+      const hasTimers = !this.options.assigner.merging && id in contents;
       contents[id] = this.call(() => this.options.fn.add(contents[id], record.value));
       // As Flink's EventTimeTrigger: a window whose end the watermark has passed fires at once
       // (a late element within the allowed lateness); otherwise a timer fires it later.
       if (this.eventTime && maxTimestamp(window) <= this.watermark) this.fire(window, contents[id]);
-      else this.timers().register(this.timer(maxTimestamp(window), window));
-      this.timers().register(this.timer(this.cleanupTime(window), window));
+      else if (!hasTimers) this.timers().register(this.timer(maxTimestamp(window), window));
+      if (!hasTimers) this.timers().register(this.timer(this.cleanupTime(window), window));
     }
     if (accepted) {
       state.update(contents);

@@ -181,6 +181,8 @@ interface RuntimeNode {
   watermark: number;
   readonly mainChildren: { target: RuntimeNode; edge: number }[];
   readonly sideChildren: Map<string, { target: RuntimeNode; edge: number }[]>;
+  /** Where the node's records and watermarks go: built once, since every record passes through it. */
+  readonly output: Output;
 }
 
 interface PartitionProgress {
@@ -284,13 +286,14 @@ export class StageExecutor {
 
   private addNode(node: PlanNode): void {
     const operator = this.createOperator(node);
+    const children: Pick<RuntimeNode, 'mainChildren' | 'sideChildren'> = { mainChildren: [], sideChildren: new Map() };
     const runtime: RuntimeNode = {
       node,
       operator,
       edgeWatermarks: node.inputs.map(() => MIN_WATERMARK),
       watermark: MIN_WATERMARK,
-      mainChildren: [],
-      sideChildren: new Map(),
+      ...children,
+      output: this.outputTo(children),
     };
     node.inputs.forEach((edge, index) => {
       const parent = this.nodes.get(edge.from);
@@ -302,7 +305,7 @@ export class StageExecutor {
         list.push({ target: runtime, edge: index });
       }
     });
-    if (operator) operator.setup(this.services(node), this.outputOf(runtime));
+    if (operator) operator.setup(this.services(node), runtime.output);
     this.nodes.set(node.id, runtime);
     this.order.push(runtime);
   }
@@ -362,19 +365,19 @@ export class StageExecutor {
     };
   }
 
-  private outputOf(runtime: RuntimeNode): Output {
+  private outputTo({ mainChildren, sideChildren }: Pick<RuntimeNode, 'mainChildren' | 'sideChildren'>): Output {
     return {
       collect: (record) => {
-        for (const { target } of runtime.mainChildren) this.deliver(target, record);
+        for (const { target } of mainChildren) this.deliver(target, record);
       },
       emitWatermark: (watermark) => {
-        for (const { target, edge } of runtime.mainChildren) this.deliverWatermark(target, edge, watermark);
-        for (const children of runtime.sideChildren.values()) {
+        for (const { target, edge } of mainChildren) this.deliverWatermark(target, edge, watermark);
+        for (const children of sideChildren.values()) {
           for (const { target, edge } of children) this.deliverWatermark(target, edge, watermark);
         }
       },
       side: (tag: OutputTag<unknown>, record) => {
-        for (const { target } of runtime.sideChildren.get(tag.id) ?? []) this.deliver(target, record);
+        for (const { target } of sideChildren.get(tag.id) ?? []) this.deliver(target, record);
       },
     };
   }
@@ -398,7 +401,7 @@ export class StageExecutor {
         this.writeToRepartition(node.topic, node.transformation.keySelector, record);
         return;
       default:
-        this.outputOf(runtime).collect(record);
+        runtime.output.collect(record);
     }
   }
 
@@ -410,7 +413,7 @@ export class StageExecutor {
     const { node, operator } = runtime;
     if (operator) operator.processWatermark(combined);
     else if (node.role === 'repartition') this.outputs.repartitionWatermarks.set(node.topic, combined);
-    else if (node.role !== 'sink') this.outputOf(runtime).emitWatermark(combined);
+    else if (node.role !== 'sink') runtime.output.emitWatermark(combined);
   }
 
   private writeToSink(name: string, sink: KafkaSink<unknown>, record: StreamRecord): void {
@@ -477,7 +480,7 @@ export class StageExecutor {
     this.count('recordsIn');
     try {
       const element = this.decode(input.node, record);
-      this.outputOf(input).collect(element);
+      input.output.collect(element);
     } catch (error) {
       this.handleBadRecord(record, error);
     } finally {
@@ -629,7 +632,7 @@ export class StageExecutor {
   processWatermark(watermark: number): void {
     if (watermark <= this.sourceWatermark) return;
     this.sourceWatermark = watermark;
-    this.outputOf(this.inputNode()).emitWatermark(watermark);
+    this.inputNode().output.emitWatermark(watermark);
   }
 
   /** Fires processing-time timers due at the clock's current time, and lets idle partitions stop holding the watermark. */

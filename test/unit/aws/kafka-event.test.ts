@@ -99,6 +99,16 @@ describe('decodeKafkaEvent', () => {
       /records\["orders-0"\]\[1\]\.value is not a base64 string/,
     ],
     [
+      'raw JSON as long as base64 could be',
+      (_, orders) => (at(orders, 1).value = '{"a":12}'),
+      /records\["orders-0"\]\[1\]\.value is not a base64 string/,
+    ],
+    [
+      'base64 with a character outside its alphabet',
+      (_, orders) => (at(orders, 0).key = 'b3Jk$XI='),
+      /records\["orders-0"\]\[0\]\.key is not a base64 string/,
+    ],
+    [
       'a record listed under another partition',
       (_, orders) => (at(orders, 0).partition = 3),
       /records\["orders-0"\]\[0\]\.partition is 3 but the record is listed under "orders-0"/,
