@@ -29,6 +29,25 @@ export const DEFAULT_COORDINATOR_RETRY: CoordinatorRetry = {
 };
 
 /**
+ * Each cluster's coordinators, by key type and key, as FindCoordinator last answered: a shard's
+ * transaction takes several requests to its id's coordinator (InitProducerId, AddPartitionsToTxn,
+ * EndTxn), and a Lambda container reuses its ids, so asking once saves a round trip each. A
+ * failed request forgets the entry, so a coordinator that moved is found again.
+ */
+const knownCoordinators = new WeakMap<Cluster, Map<string, number>>();
+
+async function coordinatorOf(cluster: Cluster, key: string, coordinatorType: number): Promise<Broker> {
+  let known = knownCoordinators.get(cluster);
+  if (!known) knownCoordinators.set(cluster, (known = new Map<string, number>()));
+  const entry = `${coordinatorType}:${key}`;
+  const nodeId = known.get(entry);
+  if (nodeId !== undefined) return cluster.findBroker({ nodeId });
+  const coordinator = await cluster.findGroupCoordinator({ groupId: key, coordinatorType });
+  known.set(entry, coordinator.nodeId);
+  return coordinator;
+}
+
+/**
  * Runs `request` against the coordinator of `key` (a group, or a transactional id), finding
  * it again and backing off while it answers with a transient error (a commit completing, a
  * coordinator moving or loading its log).
@@ -44,9 +63,9 @@ async function withCoordinator<T>(
   let backoff = retry.initialBackoffMs;
   for (;;) {
     try {
-      const coordinator = await cluster.findGroupCoordinator({ groupId: key, coordinatorType });
-      return await request(coordinator);
+      return await request(await coordinatorOf(cluster, key, coordinatorType));
     } catch (error) {
+      knownCoordinators.get(cluster)?.delete(`${coordinatorType}:${key}`);
       const code = kafkaErrorCode(error);
       if (code === undefined || !TRANSIENT_CODES.has(code) || Date.now() + backoff > deadline) throw error;
       if (code === ErrorCode.NOT_COORDINATOR) await cluster.refreshMetadata();

@@ -20,6 +20,11 @@ export interface TransactionalWriterOptions extends KafkaConnectionOptions {
    * connecting for this transaction alone; the writer leaves it open when it closes.
    */
   readonly connection?: ClusterConnection;
+  /**
+   * Describe the id before initialising it, so that `begin` reports the transaction the
+   * initialisation aborted as `aborted`: a DescribeTransactions more. Default false.
+   */
+  readonly reportAborted?: boolean;
 }
 
 /** A transaction that initialising its transactional id aborted. */
@@ -102,7 +107,7 @@ export class TransactionalWriter {
     try {
       const cluster = await connection.ready();
       const { transactionalId, transactionTimeoutMs } = options;
-      const previous = await describeTransaction(cluster, transactionalId);
+      const previous = options.reportAborted ? await describeTransaction(cluster, transactionalId) : undefined;
       const { producerId, producerEpoch } = await withTransactionCoordinator(cluster, transactionalId, (coordinator) =>
         coordinator.initProducerId({ transactionalId, transactionTimeout: transactionTimeoutMs }),
       ).catch((error: unknown) => {

@@ -39,6 +39,7 @@ async function main(): Promise<unknown> {
         brokers,
         transactionalId: step.transactionalId ?? '',
         transactionTimeoutMs: step.transactionTimeoutMs ?? 60_000,
+        reportAborted: true,
       });
       await writer.write(records(step.topic ?? '', step.from ?? 0, step.count ?? 0));
       const handle = await writer.preCommit();
