@@ -192,11 +192,17 @@ export interface StoreRequestCounts {
 
 const MAX_WRITE_ATTEMPTS = 5;
 
+function shardId({ stage, shard }: ShardRef): string {
+  return `${stage}/${shard}`;
+}
+
 /**
  * The protocol over a few storage primitives, so that the DynamoDB store and its in-memory
  * twin differ only in how they store items — and pass the same contract tests.
  */
 export abstract class ItemShardStore implements ShardStore {
+  /** The record this store's latest commit of each shard wrote, for the next claim (see {@link claim}). */
+  private readonly lastCommitted = new Map<string, ShardRecord>();
   /** Items read under each claim, so that a write is conditional on what its batch saw. */
   private readonly seen = new WeakMap<ShardClaim, Map<string, KeyItem | undefined>>();
   readonly requests: StoreRequestCounts = { recordReads: 0, recordWrites: 0, itemReadRequests: 0, itemsRead: 0, itemWrites: 0 };
@@ -210,21 +216,38 @@ export abstract class ItemShardStore implements ShardStore {
   protected abstract writeConcurrency(): number;
   abstract deleteKeyedState(): Promise<number>;
 
+  /**
+   * Claims the shard: a new epoch over the record as it is. A store whose own commit wrote the
+   * record last claims over that copy without reading it first, and falls back to reading when
+   * the conditional write finds the record changed: every write of a record moves its epoch or
+   * its committed epoch, so the condition cannot hold over anything but that very record.
+   */
   async claim(shard: ShardRef): Promise<ShardClaim> {
-    for (;;) {
-      const record = await this.getRecord(shard);
-      const previousEpoch = record?.epoch ?? 0;
-      const committedEpoch = record?.committedEpoch ?? 0;
-      const abortedEpochs =
-        record && previousEpoch > committedEpoch ? withAborted(record.abortedEpochs, previousEpoch) : (record?.abortedEpochs ?? []);
-      const next: ShardRecord = { epoch: previousEpoch + 1, committedEpoch, abortedEpochs, progress: record?.progress };
-      const condition: RecordCondition = record
-        ? { kind: 'unchanged', epoch: record.epoch, committedEpoch: record.committedEpoch }
-        : { kind: 'absent' };
-      if (await this.putRecordIf(shard, next, condition)) {
-        return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress };
-      }
+    const id = shardId(shard);
+    const committed = this.lastCommitted.get(id);
+    this.lastCommitted.delete(id);
+    if (committed) {
+      const claim = await this.claimOver(shard, { ...committed, progress: structuredClone(committed.progress) });
+      if (claim) return claim;
     }
+    for (;;) {
+      const claim = await this.claimOver(shard, await this.getRecord(shard));
+      if (claim) return claim;
+    }
+  }
+
+  /** A claim over `record` as read (or as last committed here); undefined if the record is no longer that. */
+  private async claimOver(shard: ShardRef, record: ShardRecord | undefined): Promise<ShardClaim | undefined> {
+    const previousEpoch = record?.epoch ?? 0;
+    const committedEpoch = record?.committedEpoch ?? 0;
+    const abortedEpochs =
+      record && previousEpoch > committedEpoch ? withAborted(record.abortedEpochs, previousEpoch) : (record?.abortedEpochs ?? []);
+    const next: ShardRecord = { epoch: previousEpoch + 1, committedEpoch, abortedEpochs, progress: record?.progress };
+    const condition: RecordCondition = record
+      ? { kind: 'unchanged', epoch: record.epoch, committedEpoch: record.committedEpoch }
+      : { kind: 'absent' };
+    if (!(await this.putRecordIf(shard, next, condition))) return undefined;
+    return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress };
   }
 
   async read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>> {
@@ -280,12 +303,15 @@ export abstract class ItemShardStore implements ShardStore {
       abortedEpochs: claim.abortedEpochs,
       progress,
     };
-    if (await this.putRecordIf(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch })) return;
-    // The condition failed: either a newer claim fenced this one, or this very commit landed
-    // and a retry of an ambiguous failure (a timeout, a 5xx) found it done.
-    const current = await this.getRecord(claim.shard);
-    if (current?.epoch === claim.epoch && current.committedEpoch === claim.epoch) return;
-    throw new ShardFencedError(claim.shard, claim.epoch);
+    const landed = async () => {
+      if (await this.putRecordIf(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch })) return true;
+      // The condition failed: either a newer claim fenced this one, or this very commit landed
+      // and a retry of an ambiguous failure (a timeout, a 5xx) found it done.
+      const current = await this.getRecord(claim.shard);
+      return current?.epoch === claim.epoch && current.committedEpoch === claim.epoch;
+    };
+    if (!(await landed())) throw new ShardFencedError(claim.shard, claim.epoch);
+    this.lastCommitted.set(shardId(claim.shard), { ...record, progress: structuredClone(progress) });
   }
 
   peek(shard: ShardRef): Promise<ShardRecord | undefined> {

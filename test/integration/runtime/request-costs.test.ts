@@ -26,12 +26,12 @@ describe('AWS requests', () => {
       { topic: input, partitions: 2 },
       { topic: `${name}-out`, partitions: 1 },
     ]);
-    // Ten categories, five on each partition; 1,000 orders on partition 0 and 3,000 on partition 1.
+    // Ten categories, five on each partition; 2,000 orders on partition 0 and 3,000 on partition 1.
     const orders = generateOrders({ count: 8_000, seed: 9, categories: 10, lateFraction: 0 });
     const onPartition = (p: number) => orders.filter((o) => Number(o.category.split('-')[1]) % 2 === p);
     const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
     for (const [partition, count] of [
-      [0, 1_000],
+      [0, 2_000],
       [1, 3_000],
     ] as const) {
       await writer.write(
@@ -65,6 +65,16 @@ describe('AWS requests', () => {
     expect((await coordinator()).outcome).toBe('triggered');
     const small = await batch(0, 0, 1_000);
     const large = await batch(1, 0, 3_000);
+    // The container committed partition 0's shard last: its claim is one conditional write, no
+    // read. The coordinator record twice, and the ownership check if it writes a transaction.
+    const warm = await batch(0, 1_000, 2_000);
+    expect(warm?.keysRead).toBe(5);
+    expect(warm?.requests).toEqual({
+      'DynamoDB.GetItem': 2 + (warm?.transaction ? 1 : 0),
+      'DynamoDB.BatchGetItem': 1,
+      'DynamoDB.PutItem': 2 + (warm?.keysWritten ?? 0),
+      'S3.PutObject': 1,
+    });
     for (const report of [small, large]) {
       expect(report?.keysRead).toBe(5);
       // The coordinator record, the claim's read and write, the ownership check before the
