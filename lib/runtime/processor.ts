@@ -276,15 +276,18 @@ export class Processor {
     const producesOutput = [...prepared.outputs.sinks.values(), prepared.outputs.repartitions, prepared.outputs.deadLetters].some(
       (records) => records.length > 0,
     );
-    if (snapshots && (prepared.changes.length > 0 || producesOutput)) {
-      const object = await writeStateDelta(snapshots, shard, {
-        epoch: prepared.claim.epoch,
-        offsetBefore: prepared.from,
-        executorBefore: previous.executor,
-        changes: prepared.changes,
-      });
-      deltas.push({ epoch: prepared.claim.epoch, checkpoint: coveringCheckpoint, object });
-    }
+    // The delta is written while the outputs are, and awaited before the commit that names it:
+    // an attempt that fails before that leaves an object no shard record names, as before.
+    const deltaWritten =
+      snapshots && (prepared.changes.length > 0 || producesOutput)
+        ? writeStateDelta(snapshots, shard, {
+            epoch: prepared.claim.epoch,
+            offsetBefore: prepared.from,
+            executorBefore: previous.executor,
+            changes: prepared.changes,
+          })
+        : undefined;
+    deltaWritten?.catch(() => undefined);
 
     const { claim } = prepared;
     const byGuarantee = this.recordsByGuarantee(stage, prepared.outputs);
@@ -299,6 +302,7 @@ export class Processor {
         throw error;
       },
     );
+    if (deltaWritten) deltas.push({ epoch: claim.epoch, checkpoint: coveringCheckpoint, object: await deltaWritten });
     this.options.onStep?.('output-written', shard);
 
     const progress: RuntimeProgress = {
