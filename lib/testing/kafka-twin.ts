@@ -17,11 +17,18 @@ export interface TwinIo {
   call<T>(operation: string, apply: () => T | Promise<T>): Promise<T>;
   /** A fetch that found nothing readable waits this way before it asks again. */
   idle(): Promise<void>;
+  /**
+   * Work the broker does after it has answered, on its own: the markers of a commit. It must
+   * happen (a broker retries it until it does), but later, while the world goes on.
+   */
+  background(operation: string, apply: () => void): void;
 }
 
+/** Every request answered at once, and the broker's own work done before its caller goes on. */
 export const immediateIo: TwinIo = {
   call: async (_operation, apply) => apply(),
   idle: () => new Promise((resolve) => setTimeout(resolve, 10)),
+  background: (_operation, apply) => queueMicrotask(apply),
 };
 
 export interface KafkaTwinOptions {
@@ -81,8 +88,9 @@ function bytes(value: Buffer | string | null | undefined): Buffer | null {
  * the contract suite checks against a real broker): producer ids and epochs; InitProducerId
  * aborting an open transaction and bumping the epoch, a new producer id once the epoch
  * overflows; EndTxn's outcomes (committed, already committed, fenced, invalid state);
- * transaction timeouts that abort and fence; markers that take offsets; the last stable
- * offset and read_committed; consumer-group offsets. One broker, no replication.
+ * transaction timeouts that abort and fence; markers that take offsets, a commit's written after
+ * EndTxn has answered; the last stable offset and read_committed; consumer-group offsets. One
+ * broker, no replication.
  */
 export class KafkaTwin implements KafkaClients {
   private readonly logs = new Map<string, LogEntry[]>();
@@ -332,6 +340,8 @@ export class KafkaTwin implements KafkaClients {
       this.transactionalIds.set(transactionalId, state);
       return this.handleOf(transactionalId, state);
     }
+    // A broker answers CONCURRENT_TRANSACTIONS until a commit's markers are in, and the client retries.
+    this.completeCommit(existing);
     if (existing.state === 'Ongoing') this.finish(existing, false);
     this.bumpEpoch(existing);
     existing.state = 'Empty';
@@ -350,6 +360,20 @@ export class KafkaTwin implements KafkaClients {
 
   private handleOf(transactionalId: string, state: TransactionalIdState): TransactionHandle {
     return { transactionalId, producerId: String(state.producerId), producerEpoch: state.producerEpoch };
+  }
+
+  /**
+   * EndTxn(commit) as a broker answers it: the coordinator records the decision and answers,
+   * and writes the markers afterwards. Until they are in, the transaction holds each partition's
+   * last stable offset back, as an open one does.
+   */
+  private prepareCommit(state: TransactionalIdState): void {
+    state.state = 'PrepareCommit';
+    this.io.background('WriteTxnMarkers', () => this.completeCommit(state));
+  }
+
+  private completeCommit(state: TransactionalIdState): void {
+    if (state.state === 'PrepareCommit') this.finish(state, true);
   }
 
   /** Writes the markers of the current transaction and records its outcome. */
@@ -425,8 +449,12 @@ export class KafkaTwin implements KafkaClients {
       case 'Empty':
         return 'empty';
       case 'Ongoing':
-        this.finish(state, commit);
+        if (commit) this.prepareCommit(state);
+        else this.finish(state, false);
         return commit ? 'committed' : 'aborted';
+      // A broker answers CONCURRENT_TRANSACTIONS while the markers go out, and KafkaCommitter
+      // retries until they are in: what it then answers, it answers here at once.
+      case 'PrepareCommit':
       case 'CompleteCommit':
         if (!commit) throw new TransactionAlreadyCommittedError(handle);
         return 'already-committed';

@@ -21,6 +21,8 @@ export interface Actor {
   crashed: boolean;
   /** Its requests wait until this simulated time: a stale actor, acting much later on what it read. */
   stalledUntil: number;
+  /** The broker's own work, which it retries until done: it may stall, never crash. */
+  readonly durable: boolean;
 }
 
 interface PendingRequest {
@@ -85,8 +87,8 @@ export class Scheduler {
   readonly clock = (): number => this.now;
 
   /** Starts `run` as an actor of its own; its requests are scheduled like every other's. */
-  spawn<T>(name: string, run: () => Promise<T>): Promise<T> {
-    const actor: Actor = { id: this.nextActor++, name, crashed: false, stalledUntil: 0 };
+  spawn<T>(name: string, run: () => Promise<T>, { durable = false } = {}): Promise<T> {
+    const actor: Actor = { id: this.nextActor++, name, crashed: false, stalledUntil: 0, durable };
     this.counts.actors++;
     this.running.add(actor);
     this.log(`spawn #${actor.id} ${name}`);
@@ -130,6 +132,16 @@ export class Scheduler {
         }
       },
       idle: () => this.request(`${service}.wait`),
+      background: (operation, apply) => {
+        void this.spawn(
+          `${service} ${operation}`,
+          async () => {
+            await this.request(`${service}.${operation}`);
+            apply();
+          },
+          { durable: true },
+        );
+      },
     };
   }
 
@@ -155,7 +167,7 @@ export class Scheduler {
     this.elapsed -= whole;
     const roll = this.random();
     const { staleKind, crashKinds } = this.faults;
-    const crash = this.faults.crash + (crashKinds?.kinds.some((kind) => ofKind(chosen.actor, kind)) ? crashKinds.crash : 0);
+    const crash = chosen.actor.durable ? 0 : this.faults.crash + (crashKinds?.kinds.some((kind) => ofKind(chosen.actor, kind)) ? crashKinds.crash : 0);
     const stall = this.faults.stall + (staleKind && ofKind(chosen.actor, staleKind.kind) ? staleKind.stall : 0);
     if (roll < crash) {
       this.remove(chosen);
