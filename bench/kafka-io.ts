@@ -127,6 +127,25 @@ async function rangedRead(topic: string): Promise<Row> {
   return row;
 }
 
+/** Polls each partition `maxRecords` at a time, as the emulated event source mapping does. */
+async function polled(topic: string, maxRecords: number): Promise<Row> {
+  const reader = new CommittedRangeReader({ brokers });
+  let read = 0;
+  const row = await timed(`read_committed polls of ${maxRecords.toLocaleString('en')}`, `${partitions} partitions, readAvailable to the end`, async () => {
+    for (let partition = 0; partition < partitions; partition++) {
+      for (let next = 0; ; ) {
+        const poll = await reader.readAvailable(topic, partition, next, maxRecords);
+        if (poll.records.length === 0) break;
+        read += poll.records.length;
+        next = poll.next;
+      }
+    }
+  });
+  await reader.close();
+  if (read !== totalRecords) throw new Error(`The polls returned ${read} records, not ${totalRecords}`);
+  return row;
+}
+
 const rows: Row[] = [];
 rows.push((await nonTransactional('NONE')).row);
 const atLeastOnce = await nonTransactional('AT_LEAST_ONCE');
@@ -134,6 +153,8 @@ rows.push(atLeastOnce.row);
 if (totalRecords % writeBatch === 0 && totalRecords >= 1000) rows.push(await exactlyOnce(1000));
 if (totalRecords % 10_000 === 0 && totalRecords >= 10_000) rows.push(await exactlyOnce(10_000));
 rows.push(await rangedRead(atLeastOnce.topic));
+rows.push(await polled(atLeastOnce.topic, 100));
+rows.push(await polled(atLeastOnce.topic, 1_000));
 
 await admin.deleteTopics(topics);
 await admin.close();

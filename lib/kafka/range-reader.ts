@@ -36,6 +36,13 @@ export class RangeReadError extends Error {
   }
 }
 
+/** The smallest fetch a bounded poll asks for: the broker returns a whole record batch past it anyway. */
+const MIN_POLL_FETCH_BYTES = 16 * 1024;
+/** How long a poll's read-ahead serves the next poll; after that it fetches again. */
+const READ_AHEAD_MS = 5_000;
+/** What a record takes in a fetch beyond its key and value: offsets, timestamps, lengths, headers' framing. */
+const RECORD_OVERHEAD_BYTES = 70;
+
 const READ_UNCOMMITTED = 0;
 const READ_COMMITTED = 1;
 /** ListOffsets' timestamp for the latest offset. */
@@ -82,6 +89,14 @@ export class CommittedRangeReader {
   private readonly connection: ClusterConnection;
   private readonly waitTimeoutMs: number;
   private readonly fetchMaxBytes: number;
+  /** Bytes a record took in the latest poll of each partition, to size the next poll's fetch to what it keeps. */
+  private readonly recordBytes = new Map<string, number>();
+  /**
+   * The committed records of each partition's latest poll that it did not return: the broker
+   * sends whole record batches, so a poll of a hundred records gets a producer's thousands, and
+   * the next poll from where it stopped takes them from here instead of fetching them again.
+   */
+  private readonly readAhead = new Map<string, { from: number; records: KafkaRecord[]; end: number; fetchedAt: number }>();
 
   constructor(options: RangeReaderOptions) {
     this.connection = new ClusterConnection(options);
@@ -145,18 +160,37 @@ export class CommittedRangeReader {
     await cluster.addTargetTopic(topic);
     const range = { topic, partition, from, to: Number.MAX_SAFE_INTEGER };
     const records: KafkaRecord[] = [];
+    const partitionId = `${topic}\u0000${partition}`;
     let position = from;
     while (records.length < maxRecords) {
-      const response = await this.fetch(cluster, range, position, 0);
-      const fetched = response.messages.filter(
-        (m) => Number(m.offset) >= position && Number(m.offset) < Number(response.lastStableOffset),
-      );
-      if (fetched.length === 0) break;
-      for (const message of committedRecords({ ...response, messages: fetched })) {
-        if (records.length < maxRecords) records.push(fromFetchedMessage(topic, partition, message));
+      let ahead = this.readAhead.get(partitionId);
+      if (!ahead || ahead.from !== position || Date.now() - ahead.fetchedAt > READ_AHEAD_MS) {
+        // A fetch of the full size decodes every record in it, to keep perhaps a hundred.
+        const perRecord = this.recordBytes.get(partitionId);
+        const wanted = maxRecords - records.length;
+        const maxBytes =
+          perRecord === undefined ? this.fetchMaxBytes : Math.min(this.fetchMaxBytes, Math.max(MIN_POLL_FETCH_BYTES, Math.ceil(wanted * perRecord * 1.25)));
+        const response = await this.fetch(cluster, range, position, 0, maxBytes);
+        const fetched = response.messages.filter(
+          (m) => Number(m.offset) >= position && Number(m.offset) < Number(response.lastStableOffset),
+        );
+        if (fetched.length === 0) break;
+        let bytes = 0;
+        for (const message of fetched) bytes += (message.key?.length ?? 0) + (message.value?.length ?? 0) + RECORD_OVERHEAD_BYTES;
+        this.recordBytes.set(partitionId, bytes / fetched.length);
+        const committed = committedRecords({ ...response, messages: fetched }).map((message) => fromFetchedMessage(topic, partition, message));
+        ahead = { from: position, records: committed, end: Number(fetched.at(-1)?.offset) + 1, fetchedAt: Date.now() };
       }
-      const last = records.length === maxRecords ? (records.at(-1)?.offset ?? position) : Number(fetched.at(-1)?.offset);
-      position = last + 1;
+      const taken = ahead.records.slice(0, maxRecords - records.length);
+      records.push(...taken);
+      const rest = ahead.records.slice(taken.length);
+      if (rest.length === 0) {
+        position = ahead.end;
+        this.readAhead.delete(partitionId);
+      } else {
+        position = (taken.at(-1)?.offset ?? position) + 1;
+        this.readAhead.set(partitionId, { ...ahead, from: position, records: rest });
+      }
     }
     return { records, next: position };
   }
@@ -201,6 +235,7 @@ export class CommittedRangeReader {
     { topic, partition }: OffsetRange,
     position: number,
     maxWaitMs = 200,
+    maxBytes = this.fetchMaxBytes,
   ): Promise<FetchPartitionResponse> {
     return retryWhileRetriable(
       async () => {
@@ -209,8 +244,8 @@ export class CommittedRangeReader {
           isolationLevel: READ_COMMITTED,
           maxWaitTime: maxWaitMs,
           minBytes: 1,
-          maxBytes: this.fetchMaxBytes,
-          topics: [{ topic, partitions: [{ partition, fetchOffset: String(position), maxBytes: this.fetchMaxBytes }] }],
+          maxBytes,
+          topics: [{ topic, partitions: [{ partition, fetchOffset: String(position), maxBytes }] }],
         });
         const response = responses.find((r) => r.topicName === topic)?.partitions.find((p) => p.partition === partition);
         if (!response) throw new Error(`The leader of ${topic}-${partition} returned no data for it`);

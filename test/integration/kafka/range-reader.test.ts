@@ -144,6 +144,38 @@ describe('CommittedRangeReader', () => {
     expect((await pending).map((r) => r.value?.toString())).toEqual(['open-0', 'open-1', 'open-2']);
   });
 
+  it('polls a producer batch of thousands a hundred at a time: each record once, in order, past markers; from anywhere again', async () => {
+    const topic = uniqueName('range-polls');
+    await admin.ensureTopics([{ topic, partitions: 1 }]);
+    const plain = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
+    await plain.write(Array.from({ length: 2_500 }, (_, i) => ({ topic, partition: 0, value: `plain-${i}` })));
+    await plain.flush();
+    await plain.close();
+    const committedOne = await openTransaction(topic, 'committed');
+    await committedOne.write(3);
+    await committedOne.finish('commit');
+    const abortedOne = await openTransaction(topic, 'aborted');
+    await abortedOne.write(2);
+    await abortedOne.finish('abort');
+
+    // The aborted transaction's marker is the log's last offset: polling ends past it.
+    const end = 2_500 + 3 + 1 + 2 + 1;
+    const values: string[] = [];
+    let next = 0;
+    for (let polls = 0; next < end && polls < 100; polls++) {
+      const polled = await reader.readAvailable(topic, 0, next, 100);
+      expect(polled.records.length).toBeLessThanOrEqual(100);
+      values.push(...polled.records.map((r) => r.value?.toString() ?? ''));
+      next = polled.next;
+    }
+    expect(next).toBe(end);
+    expect(values).toEqual([...Array.from({ length: 2_500 }, (_, i) => `plain-${i}`), 'committed-0', 'committed-1', 'committed-2']);
+    // A poll from an earlier offset, or one read ahead already, returns from exactly there.
+    expect((await reader.readAvailable(topic, 0, 1_234, 2)).records.map((r) => r.offset)).toEqual([1_234, 1_235]);
+    expect((await reader.readAvailable(topic, 0, 1_000, 1)).records.map((r) => r.offset)).toEqual([1_000]);
+    expect((await reader.readAvailable(topic, 0, 1_236, 1)).records.map((r) => r.offset)).toEqual([1_236]);
+  });
+
   it('refuses a range past the end of the log', async () => {
     const topic = uniqueName('range-end');
     await admin.ensureTopics([{ topic, partitions: 1 }]);
