@@ -202,7 +202,7 @@ function shardId({ stage, shard }: ShardRef): string {
  */
 export abstract class ItemShardStore implements ShardStore {
   /** The record this store's latest commit of each shard wrote, for the next claim (see {@link claim}). */
-  private readonly lastCommitted = new Map<string, ShardRecord>();
+  private readonly lastCommitted = new Map<string, { readonly record: ShardRecord; readonly progress: string | undefined }>();
   /** Items read under each claim, so that a write is conditional on what its batch saw. */
   private readonly seen = new WeakMap<ShardClaim, Map<string, KeyItem | undefined>>();
   readonly requests: StoreRequestCounts = { recordReads: 0, recordWrites: 0, itemReadRequests: 0, itemsRead: 0, itemWrites: 0 };
@@ -227,7 +227,7 @@ export abstract class ItemShardStore implements ShardStore {
     const committed = this.lastCommitted.get(id);
     this.lastCommitted.delete(id);
     if (committed) {
-      const claim = await this.claimOver(shard, { ...committed, progress: structuredClone(committed.progress) });
+      const claim = await this.claimOver(shard, { ...committed.record, progress: committed.progress === undefined ? undefined : JSON.parse(committed.progress) });
       if (claim) return claim;
     }
     for (;;) {
@@ -311,7 +311,8 @@ export abstract class ItemShardStore implements ShardStore {
       return current?.epoch === claim.epoch && current.committedEpoch === claim.epoch;
     };
     if (!(await landed())) throw new ShardFencedError(claim.shard, claim.epoch);
-    this.lastCommitted.set(shardId(claim.shard), { ...record, progress: structuredClone(progress) });
+    // As JSON, as DynamoDB keeps it: a claim over the copy sees what a claim that read the record would.
+    this.lastCommitted.set(shardId(claim.shard), { record, progress: JSON.stringify(progress) });
   }
 
   peek(shard: ShardRef): Promise<ShardRecord | undefined> {
