@@ -149,7 +149,7 @@ async function measureLoop(
   batch: number,
   handle: (event: MSKEvent) => Promise<unknown>,
   emulators: EmulatorHost,
-  { between, requests = () => ({}) }: { between?: () => Promise<unknown>; requests?: () => Record<string, number> } = {},
+  { between, requests = () => ({}) }: { between?: () => Promise<unknown>; requests?: () => Readonly<Record<string, number>> } = {},
 ): Promise<Omit<RunFigures, 'windows'>> {
   const warmUp = Math.max(1, Math.ceil(events.length * WARM_UP_FRACTION));
   let cpuMicros = 0;
@@ -198,7 +198,7 @@ async function runSluice(brokers: readonly string[], emulators: EmulatorHost, gu
       clock.now += 500;
       return handler(event);
     };
-    const figures = await measureLoop(events, batch, invoke, emulators, { between: () => driver.checkpoint(), requests: () => ({ ...runtime.requests.snapshot() }) });
+    const figures = await measureLoop(events, batch, invoke, emulators, { between: () => driver.checkpoint(), requests: () => runtime.requests.snapshot() });
     await driver.checkpoint();
     return { ...figures, windows: await committedRecords(brokers, `${name}-out`) };
   } finally {

@@ -36,10 +36,14 @@ export const DEFAULT_COORDINATOR_RETRY: CoordinatorRetry = {
  */
 const knownCoordinators = new WeakMap<Cluster, Map<string, number>>();
 
-async function coordinatorOf(cluster: Cluster, key: string, coordinatorType: number): Promise<Broker> {
+function coordinatorsOf(cluster: Cluster): Map<string, number> {
   let known = knownCoordinators.get(cluster);
   if (!known) knownCoordinators.set(cluster, (known = new Map<string, number>()));
-  const entry = `${coordinatorType}:${key}`;
+  return known;
+}
+
+async function coordinatorOf(cluster: Cluster, key: string, coordinatorType: number, entry: string): Promise<Broker> {
+  const known = coordinatorsOf(cluster);
   const nodeId = known.get(entry);
   if (nodeId !== undefined) return cluster.findBroker({ nodeId });
   const coordinator = await cluster.findGroupCoordinator({ groupId: key, coordinatorType });
@@ -61,11 +65,12 @@ async function withCoordinator<T>(
 ): Promise<T> {
   const deadline = Date.now() + retry.deadlineMs;
   let backoff = retry.initialBackoffMs;
+  const entry = `${coordinatorType}:${key}`;
   for (;;) {
     try {
-      return await request(await coordinatorOf(cluster, key, coordinatorType));
+      return await request(await coordinatorOf(cluster, key, coordinatorType, entry));
     } catch (error) {
-      knownCoordinators.get(cluster)?.delete(`${coordinatorType}:${key}`);
+      coordinatorsOf(cluster).delete(entry);
       const code = kafkaErrorCode(error);
       if (code === undefined || !TRANSIENT_CODES.has(code) || Date.now() + backoff > deadline) throw error;
       if (code === ErrorCode.NOT_COORDINATOR) await cluster.refreshMetadata();

@@ -208,7 +208,7 @@ export class KafkaTwin implements KafkaClients {
         const next = records.length === maxRecords ? (records.at(-1)?.offset ?? from) + 1 : Math.max(from, stable);
         return { records, next };
       }),
-    logEnd: (topic, partition) => this.io.call('ListOffsets', () => this.log(topic, partition).length),
+    logEnd: (topic, partition) => this.io.call('ListOffsets', () => this.highWatermark(topic, partition)),
   };
 
   readonly committer: KafkaClients['committer'] = {
