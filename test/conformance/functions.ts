@@ -1,5 +1,5 @@
-// Functions that several scenarios share (runner/SumCount.java and Event.sumWithLatest on the Flink side).
-import type { AggregateFunction } from '../../lib/api/index.js';
+// Functions that several scenarios share (runner/SumCount.java, runner/SumAtWatermark.java and Event.sumWithLatest on the Flink side).
+import type { AggregateFunction, ProcessWindowFunction } from '../../lib/api/index.js';
 import type { Event } from './event.js';
 
 /** "sum/count" of the values, with accumulators that merge (for session windows). */
@@ -12,3 +12,9 @@ export const sumCount: AggregateFunction<Event, { sum: number; count: number }, 
 
 /** A reduce: the sum of the values and the latest event time. */
 export const sumWithLatest = (a: Event, b: Event): Event => ({ key: a.key, value: a.value + b.value, timestamp: Math.max(a.timestamp, b.timestamp) });
+
+/** Each window's key, bounds, sum and the watermark it fired at. */
+export const sumAtWatermark: ProcessWindowFunction<Event, string, string> = (key, context, elements, out) => {
+  const sum = elements.reduce((total, event) => total + event.value, 0);
+  out.collect(`${key} [${context.window.start},${context.window.end}) sum ${sum} at watermark ${context.currentWatermark()}`);
+};

@@ -5,8 +5,19 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DataStream } from '../../lib/api/index.js';
-import { OperatorTestHarness } from '../../lib/testing/index.js';
+import {
+  JsonDeserializationSchema,
+  KafkaRecordSerializationSchema,
+  KafkaSink,
+  KafkaSource,
+  MIN_WATERMARK,
+  SimpleStringSchema,
+  StreamExecutionEnvironment,
+  WatermarkEmission,
+  WatermarkStrategy,
+  type DataStream,
+} from '../../lib/api/index.js';
+import { OperatorTestHarness, PipelineTestHarness } from '../../lib/testing/index.js';
 import type { Event } from './event.js';
 
 export const CONFORMANCE_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -29,7 +40,16 @@ export function scenarios(): Scenario[] {
     }));
 }
 
-export type InputLine = { readonly event: Event } | { readonly watermark: number };
+/**
+ * One line of input.csv (runner/InputLine.java reads the same): an event or a watermark of a
+ * partition (0 unless a last column says), a partition its generator marks idle, or the
+ * processing time set to `processingTime`.
+ */
+export type InputLine =
+  | { readonly event: Event; readonly partition: number }
+  | { readonly watermark: number; readonly partition: number }
+  | { readonly idle: number }
+  | { readonly processingTime: number };
 
 export function parseInput(scenario: Scenario): InputLine[] {
   return readFileSync(join(scenario.folder, 'input.csv'), 'utf8')
@@ -38,9 +58,20 @@ export function parseInput(scenario: Scenario): InputLine[] {
     .filter((line) => line !== '' && !line.startsWith('#'))
     .map((line): InputLine => {
       const [kind, ...fields] = line.split(',');
-      if (kind === 'watermark') return { watermark: Number(fields[0]) };
-      const [key = '', value, timestamp] = fields;
-      return { event: { key, value: Number(value), timestamp: Number(timestamp) } };
+      switch (kind) {
+        case 'watermark':
+          return { watermark: Number(fields[0]), partition: Number(fields[1] ?? 0) };
+        case 'idle':
+          return { idle: Number(fields[0]) };
+        case 'time':
+          return { processingTime: Number(fields[0]) };
+        case 'event': {
+          const [key = '', value, timestamp, partition] = fields;
+          return { event: { key, value: Number(value), timestamp: Number(timestamp) }, partition: Number(partition ?? 0) };
+        }
+        default:
+          throw new Error(`${scenario.name}/input.csv: unknown line "${line}"`);
+      }
     });
 }
 
@@ -49,19 +80,74 @@ function line(timestamp: number | undefined, value: string): string {
   return `${timestamp ?? 'null'}\t${value}`;
 }
 
+type ScenarioPipeline = (events: DataStream<Event>) => DataStream<string>;
+
 /**
- * The scenario through Sluice's harness, fed as Flink's runner feeds its job: each record with
+ * The scenario through Sluice's harnesses, fed as Flink's runner feeds its job: each record with
  * its event time, each watermark line as a watermark, and the final watermark at the end.
+ * Input from several partitions, or with idle ones, goes through the whole pipeline instead.
  */
 export async function runOnSluice(scenario: Scenario): Promise<string[]> {
-  const { default: build } = (await import(join(scenario.folder, 'sluice.ts'))) as { default: (events: DataStream<Event>) => DataStream<string> };
+  const { default: build } = (await import(join(scenario.folder, 'sluice.ts'))) as { default: ScenarioPipeline };
+  const input = parseInput(scenario);
+  const partitioned = input.some((l) => 'idle' in l || ('partition' in l && l.partition > 0));
+  return partitioned ? runOnPartitions(build, input) : runOnOperatorHarness(build, input);
+}
+
+function runOnOperatorHarness(build: ScenarioPipeline, input: readonly InputLine[]): string[] {
   const harness = OperatorTestHarness.of<Event, string>(build);
-  for (const input of parseInput(scenario)) {
-    if ('watermark' in input) harness.processWatermark(input.watermark);
-    else harness.processElement(input.event, input.event.timestamp);
+  let now = 0;
+  for (const item of input) {
+    if ('watermark' in item) harness.processWatermark(item.watermark);
+    else if ('event' in item) harness.processElement(item.event, item.event.timestamp);
+    else if ('processingTime' in item) {
+      harness.advanceProcessingTime(item.processingTime - now);
+      now = item.processingTime;
+    } else throw new Error('idle lines run on partitions');
   }
   harness.processWatermark(Number.MAX_SAFE_INTEGER);
   return harness.output().map(({ value, timestamp }) => line(timestamp, value));
+}
+
+const INPUT_TOPIC = 'conformance-input';
+type Marked = Event | { readonly watermark: number } | { readonly idle: true };
+
+/**
+ * A source topic with a partition per input partition, whose watermark generator turns the
+ * marker records into each partition's watermarks and idle marks, emitted after every record:
+ * the source stage combines the partitions, and the keyBy's stage after it the source stage's.
+ */
+function runOnPartitions(build: ScenarioPipeline, input: readonly InputLine[]): string[] {
+  const env = StreamExecutionEnvironment.create({ name: 'conformance' }).setWatermarkEmission(WatermarkEmission.everyRecords(1));
+  const markers = WatermarkStrategy.forGenerator<Marked>(() => ({
+    onEvent: (marked, _timestamp, output) => {
+      if ('watermark' in marked) output.emitWatermark(marked.watermark);
+      if ('idle' in marked) output.markIdle();
+    },
+    onPeriodicEmit: () => undefined,
+  })).withTimestampAssigner((marked) => ('watermark' in marked ? marked.watermark : 'idle' in marked ? MIN_WATERMARK : marked.timestamp));
+  const source = KafkaSource.builder<Marked>()
+    .setBootstrapServers('127.0.0.1:9092')
+    .setTopics(INPUT_TOPIC)
+    .setGroupId('conformance')
+    .setValueOnlyDeserializer(new JsonDeserializationSchema<Marked>())
+    .build();
+  const events = env.fromSource(source, markers, 'input').flatMap((marked) => ('key' in marked ? [marked] : []));
+  build(events).sinkTo(
+    KafkaSink.builder<string>()
+      .setBootstrapServers('127.0.0.1:9092')
+      .setRecordSerializer(KafkaRecordSerializationSchema.builder<string>().setTopic('conformance-output').setValueSerializationSchema(new SimpleStringSchema()).build())
+      .build(),
+  );
+  const partitions = 1 + Math.max(...input.map((l) => ('partition' in l ? l.partition : 'idle' in l ? l.idle : 0)));
+  const harness = new PipelineTestHarness(env, { sourcePartitions: { [INPUT_TOPIC]: Array.from({ length: partitions }, (_, p) => p) } });
+  for (const item of input) {
+    if ('processingTime' in item) throw new Error('time lines need one partition, as on the Flink side');
+    const [marked, partition] = 'event' in item ? [item.event, item.partition] : 'watermark' in item ? [{ watermark: item.watermark }, item.partition] : [{ idle: true }, item.idle];
+    harness.send(INPUT_TOPIC, [{ value: JSON.stringify(marked), partition }]);
+  }
+  harness.finish();
+  return harness.output('conformance-output').map((record) => line(record.timestamp, record.value?.toString() ?? ''));
 }
 
 /** What Flink's output depends on: the runner, the build, and the scenario's job and input. */

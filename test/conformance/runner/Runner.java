@@ -19,21 +19,26 @@ import org.apache.flink.util.Collector;
  * events in order, each watermark line emitted as a watermark right where it stands (no
  * periodic watermarks), and Flink's final watermark at the end of the bounded input. Writes
  * each output record as `timestamp<TAB>value` to the file given beside the scenario's folder.
+ * An {@link OperatorScenario} runs in Flink's keyed operator test harness instead (Harnessed).
  * Usage: Runner <scenario-folder> <ClassName> <output-file> [...].
  */
 public final class Runner {
   public static void main(String[] args) throws Exception {
     for (int i = 0; i + 2 < args.length; i += 3) {
       Path folder = Path.of(args[i]);
-      Scenario scenario = (Scenario) Class.forName("dev.sluice.conformance." + args[i + 1]).getDeclaredConstructor().newInstance();
-      List<String> lines = run(scenario, Files.readAllLines(folder.resolve("input.csv")));
+      Object scenario = Class.forName("dev.sluice.conformance." + args[i + 1]).getDeclaredConstructor().newInstance();
+      List<InputLine> input = new ArrayList<>();
+      for (String line : Files.readAllLines(folder.resolve("input.csv"))) if (!line.isBlank() && !line.startsWith("#")) input.add(InputLine.parse(line.trim()));
+      List<String> lines = scenario instanceof OperatorScenario harnessed ? Harnessed.run(harnessed, input) : run((Scenario) scenario, input);
       Files.write(Path.of(args[i + 2]), lines);
     }
   }
 
-  static List<String> run(Scenario scenario, List<String> input) throws Exception {
-    List<Event> events = new ArrayList<>();
-    for (String line : input) if (!line.isBlank() && !line.startsWith("#")) events.add(Event.parse(line.trim()));
+  static List<String> run(Scenario scenario, List<InputLine> input) throws Exception {
+    if (!input.stream().allMatch(InputLine::fitsOneBoundedSource)) {
+      throw new IllegalArgumentException(scenario.getClass().getSimpleName() + ": time, idle and partitioned lines need an OperatorScenario, which Flink's operator test harness runs");
+    }
+    List<Event> events = input.stream().map(InputLine::event).toList();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     env.setParallelism(1);
     DataStream<Event> stamped = env.fromData(events)

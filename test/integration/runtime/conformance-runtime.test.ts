@@ -81,11 +81,11 @@ describe('conformance scenarios on the serverless runtime', () => {
     ]);
     const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
     await writer.write(
-      [...parseInput(scenario), { watermark: END_OF_INPUT }].map((line) =>
-        'watermark' in line
-          ? { topic: `${name}-input`, key: null, value: JSON.stringify({ watermark: line.watermark }) }
-          : { topic: `${name}-input`, key: line.event.key, value: JSON.stringify(line.event) },
-      ),
+      [...parseInput(scenario), { watermark: END_OF_INPUT, partition: 0 }].map((line) => {
+        if ('watermark' in line) return { topic: `${name}-input`, key: null, value: JSON.stringify({ watermark: line.watermark }) };
+        if ('event' in line) return { topic: `${name}-input`, key: line.event.key, value: JSON.stringify(line.event) };
+        throw new Error(`${scenario.name} is fed here in event time through one partition`);
+      }),
     );
     await writer.close();
     await ensureStateTable(createDocumentClient(environment().dynamo), name);
