@@ -110,7 +110,17 @@ function runOnOperatorHarness(build: ScenarioPipeline, input: readonly InputLine
 }
 
 const INPUT_TOPIC = 'conformance-input';
-type Marked = Event | { readonly watermark: number } | { readonly idle: true };
+/** An input line as a record of a source topic: an event, or a marker for its partition's generator. */
+export type Marked = Event | { readonly watermark: number } | { readonly idle: true };
+
+/** Turns marker records into their partition's watermarks and idle marks; events keep their event time. */
+export const markerWatermarks = WatermarkStrategy.forGenerator<Marked>(() => ({
+  onEvent: (marked, _timestamp, output) => {
+    if ('watermark' in marked) output.emitWatermark(marked.watermark);
+    if ('idle' in marked) output.markIdle();
+  },
+  onPeriodicEmit: () => undefined,
+})).withTimestampAssigner((marked) => ('watermark' in marked ? marked.watermark : 'idle' in marked ? MIN_WATERMARK : marked.timestamp));
 
 /**
  * A source topic with a partition per input partition, whose watermark generator turns the
@@ -119,20 +129,13 @@ type Marked = Event | { readonly watermark: number } | { readonly idle: true };
  */
 function runOnPartitions(build: ScenarioPipeline, input: readonly InputLine[]): string[] {
   const env = StreamExecutionEnvironment.create({ name: 'conformance' }).setWatermarkEmission(WatermarkEmission.everyRecords(1));
-  const markers = WatermarkStrategy.forGenerator<Marked>(() => ({
-    onEvent: (marked, _timestamp, output) => {
-      if ('watermark' in marked) output.emitWatermark(marked.watermark);
-      if ('idle' in marked) output.markIdle();
-    },
-    onPeriodicEmit: () => undefined,
-  })).withTimestampAssigner((marked) => ('watermark' in marked ? marked.watermark : 'idle' in marked ? MIN_WATERMARK : marked.timestamp));
   const source = KafkaSource.builder<Marked>()
     .setBootstrapServers('127.0.0.1:9092')
     .setTopics(INPUT_TOPIC)
     .setGroupId('conformance')
     .setValueOnlyDeserializer(new JsonDeserializationSchema<Marked>())
     .build();
-  const events = env.fromSource(source, markers, 'input').flatMap((marked) => ('key' in marked ? [marked] : []));
+  const events = env.fromSource(source, markerWatermarks, 'input').flatMap((marked) => ('key' in marked ? [marked] : []));
   build(events).sinkTo(
     KafkaSink.builder<string>()
       .setBootstrapServers('127.0.0.1:9092')

@@ -15,7 +15,6 @@ import {
   SimpleStringSchema,
   StreamExecutionEnvironment,
   WatermarkEmission,
-  WatermarkStrategy,
   type DataStream,
 } from '../../../lib/api/index.js';
 import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.js';
@@ -25,7 +24,7 @@ import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { LambdaDriver } from '../../../lib/testing/index.js';
 import type { Event } from '../../conformance/event.js';
-import { expectedOutput, parseInput, scenarios } from '../../conformance/scenarios.js';
+import { expectedOutput, markerWatermarks, parseInput, scenarios, type Marked } from '../../conformance/scenarios.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 
@@ -36,29 +35,21 @@ const ON_THE_RUNTIME = ['tumbling-reduce', 'tumbling-allowed-lateness', 'session
 /** Flink's end of input, as a watermark. */
 const END_OF_INPUT = Number.MAX_SAFE_INTEGER;
 
-type Line = Event | { readonly watermark: number };
-
 function pipelineOf(name: string, build: (events: DataStream<Event>) => DataStream<string>) {
   const env = StreamExecutionEnvironment.create({ name }).setWatermarkEmission(WatermarkEmission.everyRecords(1));
   env.enableCheckpointing(seconds(10));
-  const markers = WatermarkStrategy.forGenerator<Line>(() => ({
-    onEvent: (line, _timestamp, output) => {
-      if ('watermark' in line) output.emitWatermark(line.watermark);
-    },
-    onPeriodicEmit: () => undefined,
-  })).withTimestampAssigner((line) => ('watermark' in line ? line.watermark : line.timestamp));
   const lines = env.fromSource(
-    KafkaSource.builder<Line>()
+    KafkaSource.builder<Marked>()
       .setBootstrapServers(testBrokers())
       .setTopics(`${name}-input`)
       .setGroupId(name)
-      .setValueOnlyDeserializer(new JsonDeserializationSchema<Line>())
+      .setValueOnlyDeserializer(new JsonDeserializationSchema<Marked>())
       .setPartitionedByRecordKey()
       .build(),
-    markers,
+    markerWatermarks,
     'input',
   );
-  const events = lines.flatMap((line) => ('watermark' in line ? [] : [line]));
+  const events = lines.flatMap((line) => ('key' in line ? [line] : []));
   build(events).sinkTo(
     KafkaSink.builder<string>()
       .setBootstrapServers(testBrokers())
