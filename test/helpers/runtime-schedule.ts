@@ -24,6 +24,11 @@ export type { ScheduleKind } from './order-totals-kinds.js';
 
 const PARTITIONS = 3;
 const SETTLE_ROUNDS = 30;
+/** Lambda's limit on one invocation: past it the call is abandoned and retried, and may run on as a zombie. */
+const INVOCATION_TIMEOUT_MS = 60_000;
+/** A schedule still running after this long reports the steps it took last, rather than vitest's bare timeout. */
+const SCHEDULE_DEADLINE_MS = 240_000;
+const TRACE_STEPS = 60;
 
 export interface ScheduleEnvironment {
   readonly brokers: readonly string[];
@@ -67,6 +72,20 @@ interface FaultCounts {
 }
 
 class Crash extends Error {}
+class InvocationTimeout extends Error {
+  override readonly name = 'InvocationTimeout';
+}
+
+/** `running`, or an InvocationTimeout once `ms` have passed; `running` goes on regardless. */
+function timedOut<T>(running: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new InvocationTimeout(`no answer in ${ms / 1000} s`)), ms);
+  });
+  // An abandoned call that fails later fails unobserved, as a zombie's does.
+  running.catch(() => undefined);
+  return Promise.race([running, timeout]).finally(() => clearTimeout(timer));
+}
 
 /**
  * Makes DynamoDB or S3 misbehave as they do under load: some requests are throttled before
@@ -154,12 +173,38 @@ export async function runSchedule(
   const shards = await listShards(plan, admin);
 
   const retriedErrors: Record<string, number> = {};
-  /** Runs `run` until it succeeds, as Lambda retries a failed invocation with the same input. */
-  const retried = async <T>(run: () => Promise<T>): Promise<T> => {
+  const started = Date.now();
+  const steps: string[] = [];
+  const step = (what: string) => {
+    steps.push(`${Date.now() - started} ms ${what}`);
+    if (steps.length > TRACE_STEPS) steps.shift();
+  };
+  const stuck = (what: string) => new Error(`${kind} seed ${seed} ${what}; its last steps:\n  ${steps.join('\n  ')}`);
+  const checkDeadline = () => {
+    if (Date.now() - started > SCHEDULE_DEADLINE_MS) throw stuck(`still ran after ${SCHEDULE_DEADLINE_MS / 1000} s`);
+  };
+  /** The harness's own calls, which no Lambda retries: one that hangs fails the schedule, naming where. */
+  const bounded = async <T>(what: string, running: Promise<T>): Promise<T> => {
+    try {
+      return await timedOut(running, INVOCATION_TIMEOUT_MS);
+    } catch (error) {
+      if (error instanceof InvocationTimeout) throw stuck(`waited over ${INVOCATION_TIMEOUT_MS / 1000} s for ${what}`);
+      throw error;
+    }
+  };
+  /**
+   * Runs `run` until it succeeds, as Lambda retries a failed invocation with the same input;
+   * one that outlasts Lambda's timeout is retried too, while it runs on.
+   */
+  const retried = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
+      checkDeadline();
       try {
-        return await run();
+        const result = await timedOut(run(), INVOCATION_TIMEOUT_MS);
+        step(`${what}: done`);
+        return result;
       } catch (error) {
+        step(`${what}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
         if (attempt > 60) throw error;
         if (!(error instanceof Crash || error instanceof ShardFencedError)) {
           const errorName = error instanceof Error ? error.name : 'unknown';
@@ -173,7 +218,9 @@ export async function runSchedule(
     }
   };
   const invoke = (target: ShardTarget, records: KafkaRecord[]) =>
-    retried(() => processor.processShard(target.stageId, target.topic, target.partition, records));
+    retried(`${target.stageId} ${target.topic}-${target.partition}, ${records.length} records`, () =>
+      processor.processShard(target.stageId, target.topic, target.partition, records),
+    );
   let concurrent = 0;
   /** Now and then, two at once: overlapping retries, a zombie beside its successor, two coordinators. */
   const maybeTwice = async (run: () => Promise<unknown>) => {
@@ -189,8 +236,8 @@ export async function runSchedule(
     const tick = async (target: ShardTarget) => {
       await invoke(target, []);
     };
-    await maybeTwice(() => retried(() => runCoordinator({ plan, store, coordinator, shards, clock, tick, snapshots })));
-    await maybeTwice(() => retried(() => commitCompletedCheckpoints({ plan, store, coordinator, committer, shards, snapshots })));
+    await maybeTwice(() => retried('coordinator', () => runCoordinator({ plan, store, coordinator, shards, clock, tick, snapshots })));
+    await maybeTwice(() => retried('commit function', () => commitCompletedCheckpoints({ plan, store, coordinator, committer, shards, snapshots })));
   };
   let brokerRestarts = 0;
   let rounds = 0;
@@ -204,7 +251,9 @@ export async function runSchedule(
       let delivered = 0;
       for (const target of shards) {
         const maxRecords = 20 + Math.floor(random() * 150);
-        const poll = await retried(() => reader.readAvailable(target.topic, target.partition, positions.get(target) ?? 0, maxRecords));
+        const poll = await retried(`poll ${target.topic}-${target.partition}`, () =>
+          reader.readAvailable(target.topic, target.partition, positions.get(target) ?? 0, maxRecords),
+        );
         let records = poll.records;
         if (records.length === 0) continue;
         delivered += records.length;
@@ -230,9 +279,9 @@ export async function runSchedule(
     }
     // A rollback, a held-back slot or a catch-up each take a checkpoint or two more to reach the
     // output: the schedule ends once a few checkpoints have committed after the input went quiet.
-    const quietCommitted = (await retried(() => coordinator.get())).committed;
+    const quietCommitted = (await retried('coordinator record', () => coordinator.get())).committed;
     for (let round = 0; ; round++) {
-      const record = await retried(() => coordinator.get());
+      const record = await retried('coordinator record', () => coordinator.get());
       if (record.committed >= quietCommitted + plan.stages.length + 2 && (record.rollbacks ?? []).every((r) => r.done)) break;
       // At rest, the coordinator triggers no more checkpoints: what it left must be the whole output.
       if (record.asleep) break;
@@ -243,11 +292,13 @@ export async function runSchedule(
       await coordinate();
     }
   } finally {
-    await processor.close();
-    await kafka.close();
+    await bounded('the processor and its Kafka clients to close', (async () => {
+      await processor.close();
+      await kafka.close();
+    })());
   }
   const expected = expectedOutput(kind, orders);
-  const consumed = await consumeTopic(`${name}-out`, { brokers, expected: expected.size });
+  const consumed = await bounded('the output to be read', consumeTopic(`${name}-out`, { brokers, expected: expected.size }));
   const written = consumed.map((message) => JSON.parse(message.value ?? '') as Total);
   const problems = compareOutput(kind, written, expected).map((problem) => {
     // Where a result written twice lies in the log, for the replay.
@@ -259,7 +310,7 @@ export async function runSchedule(
     });
     return `${problem} (at ${where.map((m) => `${m.partition}@${m.offset}`).join(' and ')})`;
   });
-  if (problems.length > 0 && !unsettled) problems.push(`at the end: ${describeRecord(await retried(() => coordinator.get()))}`);
+  if (problems.length > 0 && !unsettled) problems.push(`at the end: ${describeRecord(await retried('coordinator record', () => coordinator.get()))}`);
   return {
     seed,
     kind,
