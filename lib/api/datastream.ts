@@ -36,7 +36,9 @@ import type { KafkaSink } from './sink.js';
 import type { AnyStateDescriptor } from './state.js';
 import type { Transformation } from './transformations.js';
 import type { WatermarkStrategy } from './watermark.js';
-import type { WindowAssigner } from './windows.js';
+import { CountEvictor, type Evictor } from './evictors.js';
+import { CountTrigger, describeStrategy, PurgingTrigger, type Trigger } from './triggers.js';
+import { GlobalWindows, type WindowAssigner } from './windows.js';
 
 /** The names of `T`'s numeric fields, for `sum('amount')` and friends. */
 export type NumericField<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T] & string;
@@ -264,12 +266,25 @@ export class KeyedStream<T, K, TS extends Timestamp = Timestamp> extends DataStr
   window(assigner: WindowAssigner): WindowedStream<T, K> {
     return new WindowedStream<T, K>(this, assigner);
   }
+
+  /**
+   * Windows of `size` elements per key: with no `slide`, each fires and empties at its
+   * `size`-th element; with one, every `slide` elements fire over the last `size`. As Flink's,
+   * they are global windows with count triggers, and fire never at the end of input.
+   */
+  countWindow(size: number, slide?: number): WindowedStream<T, K> {
+    const windowed = this.window(GlobalWindows.create());
+    if (slide === undefined) return windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)));
+    return windowed.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide));
+  }
 }
 
 /** A keyed stream cut into windows (Flink's `WindowedStream<T, K, W>`). */
 export class WindowedStream<T, K> {
   private allowedLatenessMs = 0;
   private lateDataTag: OutputTag<T> | undefined;
+  private customTrigger: Trigger<T> | undefined;
+  private windowEvictor: Evictor<T> | undefined;
 
   constructor(
     private readonly keyedStream: KeyedStream<T, K>,
@@ -289,6 +304,27 @@ export class WindowedStream<T, K> {
   /** Sends elements too late for any window to a side output instead of dropping them. */
   sideOutputLateData(tag: OutputTag<T>): this {
     this.lateDataTag = tag;
+    return this;
+  }
+
+  /** Replaces the assigner's default trigger, which decides when windows fire and purge. */
+  trigger(trigger: Trigger<T>): this {
+    if (this.assigner.merging && !(trigger.canMerge?.() ?? false)) {
+      throw new Error(
+        `${describeStrategy(trigger, 'This trigger')} cannot be used with ${this.assigner.describe()}: merging windows need a trigger ` +
+          `whose canMerge() is true and that has onMerge`,
+      );
+    }
+    this.customTrigger = trigger;
+    return this;
+  }
+
+  /**
+   * Removes elements from a window before or after its function runs. The window then keeps
+   * its elements, and `reduce` and `aggregate` run over them at each firing, as in Flink.
+   */
+  evictor(evictor: Evictor<T>): this {
+    this.windowEvictor = evictor;
     return this;
   }
 
@@ -337,16 +373,26 @@ export class WindowedStream<T, K> {
   }
 
   private build<R>(what: string, fn: WindowFunctionSpec): SingleOutputStreamOperator<R, number> {
-    const { assigner, allowedLatenessMs, lateDataTag } = this;
+    const { assigner, allowedLatenessMs, lateDataTag, customTrigger, windowEvictor: evictor } = this;
     const lateness = allowedLatenessMs > 0 ? `, allowed lateness ${allowedLatenessMs} ms` : '';
+    const trigger = customTrigger ? `, ${describeStrategy(customTrigger, 'custom trigger')}` : '';
+    const evicting = evictor ? `, ${describeStrategy(evictor, 'custom evictor')}` : '';
     // A window's results carry its last millisecond as their timestamp, in either time domain.
     return this.keyedStream.addOperator<R, number>({
       keyed: true,
       operatorKind: 'window',
-      description: `${assigner.describe()}${lateness}, ${what}`,
+      description: `${assigner.describe()}${lateness}${trigger}${evicting}, ${what}`,
       eventTime: assigner.timeDomain === 'event-time',
       factory: () =>
-        new WindowOperator({ assigner, allowedLatenessMs, lateDataTag: lateDataTag, fn }),
+        new WindowOperator({
+          assigner,
+          trigger: (customTrigger) ?? assigner.defaultTrigger(),
+          defaultTrigger: customTrigger === undefined,
+          evictor: evictor,
+          allowedLatenessMs,
+          lateDataTag,
+          fn,
+        }),
     });
   }
 }

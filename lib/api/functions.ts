@@ -4,6 +4,8 @@ import type {
   ListStateDescriptor,
   MapState,
   MapStateDescriptor,
+  ReducingState,
+  ReducingStateDescriptor,
   ValueState,
   ValueStateDescriptor,
 } from './state.js';
@@ -56,6 +58,7 @@ export interface RuntimeContext {
   getState<T>(descriptor: ValueStateDescriptor<T>): ValueState<T>;
   getMapState<K extends string | number, V>(descriptor: MapStateDescriptor<K, V>): MapState<K, V>;
   getListState<T>(descriptor: ListStateDescriptor<T>): ListState<T>;
+  getReducingState<T>(descriptor: ReducingStateDescriptor<T>): ReducingState<T>;
 }
 
 /** Its functions need no `this`: a function may destructure them (`{ timerService, output }`). */

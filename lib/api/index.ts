@@ -47,21 +47,41 @@ export {
   type SerializationContext,
 } from './sink.js';
 export { KafkaSource, OffsetResetStrategy, OffsetsInitializer } from './source.js';
+export { CountEvictor, DeltaEvictor, TimeEvictor, type Evictor, type EvictorContext, type TimestampedValue } from './evictors.js';
+export {
+  ContinuousEventTimeTrigger,
+  ContinuousProcessingTimeTrigger,
+  CountTrigger,
+  DeltaTrigger,
+  EventTimeTrigger,
+  NeverTrigger,
+  ProcessingTimeTrigger,
+  PurgingTrigger,
+  TriggerResult,
+  type DeltaFunction,
+  type OnMergeContext,
+  type Trigger,
+  type TriggerContext,
+} from './triggers.js';
 export {
   ListStateDescriptor,
   MapStateDescriptor,
+  ReducingStateDescriptor,
   StateTtlConfig,
   StateVisibility,
   UpdateType,
   ValueStateDescriptor,
   type ListState,
   type MapState,
+  type ReducingState,
   type ValueState,
 } from './state.js';
 export { days, hours, MAX_WATERMARK, milliseconds, MIN_WATERMARK, minutes, seconds } from './time.js';
 export { WatermarkEmission, WatermarkStrategy, type TimestampAssigner, type WatermarkGenerator, type WatermarkOutput } from './watermark.js';
 export {
   EventTimeSessionWindows,
+  GLOBAL_WINDOW,
+  GlobalWindows,
   maxTimestamp,
   ProcessingTimeSessionWindows,
   SlidingEventTimeWindows,

@@ -46,7 +46,7 @@ export const StateTtlConfig = {
   },
 };
 
-export type StateKind = 'value' | 'map' | 'list';
+export type StateKind = 'value' | 'map' | 'list' | 'reducing';
 
 abstract class StateDescriptor<S extends StateKind> {
   ttl: StateTtlConfig | undefined;
@@ -92,7 +92,21 @@ export class ListStateDescriptor<T> extends StateDescriptor<'list'> {
   }
 }
 
-export type AnyStateDescriptor = ValueStateDescriptor<unknown> | MapStateDescriptor<string | number, unknown> | ListStateDescriptor<unknown>;
+/** A value that every `add` folds into with `reduceFunction`, as Flink's `ReducingStateDescriptor`. */
+export class ReducingStateDescriptor<T> extends StateDescriptor<'reducing'> {
+  constructor(
+    name: string,
+    readonly reduceFunction: (accumulated: T, value: T) => T,
+  ) {
+    super(name, 'reducing');
+  }
+}
+
+export type AnyStateDescriptor =
+  | ValueStateDescriptor<unknown>
+  | MapStateDescriptor<string | number, unknown>
+  | ListStateDescriptor<unknown>
+  | ReducingStateDescriptor<unknown>;
 
 export interface ValueState<T> {
   /** The value, or the descriptor's default (undefined without one). */
@@ -111,6 +125,13 @@ export interface MapState<K extends string | number, V> {
   keys(): K[];
   values(): V[];
   isEmpty(): boolean;
+  clear(): void;
+}
+
+export interface ReducingState<T> {
+  /** The reduced value, or undefined before the first `add`. */
+  get(): T | undefined;
+  add(value: T): void;
   clear(): void;
 }
 

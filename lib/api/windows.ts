@@ -1,3 +1,6 @@
+import { MAX_WATERMARK, MIN_WATERMARK } from './time.js';
+import { EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, type Trigger } from './triggers.js';
+
 /** A window of time `[start, end)`, as Flink's `TimeWindow`. */
 export interface TimeWindow {
   readonly start: number;
@@ -15,13 +18,19 @@ export function windowStart(timestamp: number, offset: number, size: number): nu
 }
 
 export interface WindowAssigner {
-  readonly kind: 'tumbling' | 'sliding' | 'session';
+  readonly kind: 'tumbling' | 'sliding' | 'session' | 'global';
+  /** The clock its windows end on; the global window never ends, and needs no event time. */
   readonly timeDomain: 'event-time' | 'processing-time';
   /** Session windows merge when they overlap. */
   readonly merging: boolean;
   assignWindows(timestamp: number): TimeWindow[];
+  /** The trigger its windows have unless `trigger(...)` sets another. */
+  defaultTrigger(): Trigger;
   describe(): string;
 }
+
+const defaultTimeTrigger = (timeDomain: WindowAssigner['timeDomain']): Trigger =>
+  timeDomain === 'event-time' ? EventTimeTrigger.create() : ProcessingTimeTrigger.create();
 
 function positive(what: string, ms: number): number {
   if (!Number.isInteger(ms) || ms <= 0) throw new Error(`${what} must be a positive whole number of milliseconds, not ${ms}`);
@@ -39,6 +48,7 @@ function tumbling(timeDomain: WindowAssigner['timeDomain'], size: number, offset
       const start = windowStart(timestamp, offset, size);
       return [{ start, end: start + size }];
     },
+    defaultTrigger: () => defaultTimeTrigger(timeDomain),
     describe: () => `tumbling ${timeDomain} windows of ${size} ms${offset ? ` (offset ${offset} ms)` : ''}`,
   };
 }
@@ -58,6 +68,7 @@ function sliding(timeDomain: WindowAssigner['timeDomain'], size: number, slide: 
       }
       return windows;
     },
+    defaultTrigger: () => defaultTimeTrigger(timeDomain),
     describe: () => `sliding ${timeDomain} windows of ${size} ms every ${slide} ms`,
   };
 }
@@ -69,6 +80,7 @@ function session(timeDomain: WindowAssigner['timeDomain'], gap: number): WindowA
     timeDomain,
     merging: true,
     assignWindows: (timestamp) => [{ start: timestamp, end: timestamp + gap }],
+    defaultTrigger: () => defaultTimeTrigger(timeDomain),
     describe: () => `${timeDomain} session windows with a ${gap} ms gap`,
   };
 }
@@ -90,4 +102,25 @@ export const EventTimeSessionWindows = {
 };
 export const ProcessingTimeSessionWindows = {
   withGap: (gap: number) => session('processing-time', gap),
+};
+
+/**
+ * The one window of all time that every element of a key falls in, as Flink's `GlobalWindow`:
+ * its last millisecond is the maximum watermark, so it is never late and never cleaned up.
+ */
+export const GLOBAL_WINDOW: TimeWindow = { start: MIN_WATERMARK, end: MAX_WATERMARK + 1 };
+
+/**
+ * Every element of a key in one window, which never fires unless a trigger says so
+ * (`countWindow` sets one), as Flink's `GlobalWindows`.
+ */
+export const GlobalWindows = {
+  create: (): WindowAssigner => ({
+    kind: 'global',
+    timeDomain: 'processing-time',
+    merging: false,
+    assignWindows: () => [GLOBAL_WINDOW],
+    defaultTrigger: () => NeverTrigger.create(),
+    describe: () => 'global windows',
+  }),
 };

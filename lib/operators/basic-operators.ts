@@ -15,7 +15,7 @@ import type {
 import type { OutputTag } from '../api/output-tag.js';
 import { MIN_WATERMARK } from '../api/time.js';
 import type { WatermarkStrategy } from '../api/watermark.js';
-import { ValueStateDescriptor, type AnyStateDescriptor, type ValueState } from '../api/state.js';
+import { ValueStateDescriptor, type AnyStateDescriptor, type ReducingStateDescriptor, type ValueState } from '../api/state.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import { runtimeContext, valueState } from './keyed-state.js';
 import { StreamOperator, type StreamRecord } from './operator.js';
@@ -180,6 +180,7 @@ export class KeyedProcessOperator<K, T, R, S = void> extends ContextOperator {
       getState: (descriptor) => (declared.push(descriptor), undefined as never),
       getMapState: (descriptor) => (declared.push(descriptor), undefined as never),
       getListState: (descriptor) => (declared.push(descriptor), undefined as never),
+      getReducingState: (descriptor) => (declared.push(descriptor as ReducingStateDescriptor<unknown>), undefined as never),
     };
     this.fn.open?.(recorder);
     return declared;

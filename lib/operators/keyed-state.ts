@@ -6,6 +6,8 @@ import {
   type ListStateDescriptor,
   type MapState,
   type MapStateDescriptor,
+  type ReducingState,
+  type ReducingStateDescriptor,
   type StateTtlConfig,
   type ValueState,
   type ValueStateDescriptor,
@@ -48,7 +50,8 @@ class Ttl {
   }
 }
 
-function stateId(services: OperatorServices, name: string): string {
+/** Where a state of an operator is kept for each key: the operator's name, then the state's. */
+export function stateId(services: OperatorServices, name: string): string {
   return `${services.operatorName}/${name}`;
 }
 
@@ -56,7 +59,10 @@ function ttlOf(services: OperatorServices, config: StateTtlConfig | undefined): 
   return config ? new Ttl(config, () => services.processingTime()) : undefined;
 }
 
-export function valueState<T>(services: OperatorServices, descriptor: ValueStateDescriptor<T>): ValueState<T> {
+export function valueState<T>(
+  services: OperatorServices,
+  descriptor: Pick<ValueStateDescriptor<T>, 'name' | 'ttl' | 'defaultValue'>,
+): ValueState<T> {
   const id = stateId(services, descriptor.name);
   const ttl = ttlOf(services, descriptor.ttl);
   const key = () => services.currentKey();
@@ -183,11 +189,24 @@ export function listState<T>(services: OperatorServices, descriptor: ListStateDe
   };
 }
 
+export function reducingState<T>(services: OperatorServices, descriptor: ReducingStateDescriptor<T>): ReducingState<T> {
+  const value = valueState<T>(services, descriptor);
+  return {
+    get: () => value.value(),
+    add(element) {
+      const current = value.value();
+      value.update(current === undefined ? element : descriptor.reduceFunction(current, element));
+    },
+    clear: () => value.clear(),
+  };
+}
+
 /** The keyed state a user function sees. */
 export function runtimeContext(services: OperatorServices): RuntimeContext {
   return {
     getState: (descriptor) => valueState(services, descriptor),
     getMapState: (descriptor) => mapState(services, descriptor),
     getListState: (descriptor) => listState(services, descriptor),
+    getReducingState: (descriptor) => reducingState(services, descriptor),
   };
 }

@@ -6,13 +6,22 @@ import type {
   RuntimeContext,
   WindowContext,
 } from '../api/functions.js';
+import type { Evictor, EvictorContext, TimestampedValue } from '../api/evictors.js';
 import type { OutputTag } from '../api/output-tag.js';
-import { ValueStateDescriptor, type AnyStateDescriptor, type ValueState } from '../api/state.js';
+import {
+  ValueStateDescriptor,
+  type AnyStateDescriptor,
+  type ListStateDescriptor,
+  type ReducingStateDescriptor,
+  type ValueState,
+} from '../api/state.js';
+import { MAX_WATERMARK } from '../api/time.js';
+import { isFire, isPurge, type OnMergeContext, type Trigger, type TriggerContext } from '../api/triggers.js';
 import { maxTimestamp, type TimeWindow, type WindowAssigner } from '../api/windows.js';
 import type { KeyedStateBackend } from '../state/keyed-state-backend.js';
-import { runtimeContext, valueState } from './keyed-state.js';
+import { runtimeContext, stateId, valueState } from './keyed-state.js';
 import { StreamOperator, type StreamRecord } from './operator.js';
-import type { Timer } from './timers.js';
+import type { TimeDomain, Timer, TimerQueue } from './timers.js';
 
 /** How a window's contents grow, merge (sessions) and turn into output when it fires. */
 export interface WindowFunctionSpec {
@@ -99,18 +108,34 @@ export function fieldAggregation<T>(aggregation: FieldAggregation, field: string
 
 export interface WindowOperatorOptions {
   readonly assigner: WindowAssigner;
+  /** The assigner's default trigger, or the one `trigger(...)` set. */
+  readonly trigger: Trigger;
+  /** Whether `trigger` is the assigner's default, whose timers a window that has contents already has. */
+  readonly defaultTrigger: boolean;
+  readonly evictor: Evictor | undefined;
   readonly allowedLatenessMs: number;
   readonly lateDataTag: OutputTag<unknown> | undefined;
   readonly fn: WindowFunctionSpec;
 }
 
-/** Every window of a key with its contents, by window id `start:end`. */
+/**
+ * Every window of a key with its contents, by window id `start:end`. A merging window whose
+ * contents were purged stays as null: it is still a session that later elements merge with.
+ * With an evictor the contents are the elements themselves, with their timestamps.
+ */
 type WindowContents = Record<string, unknown>;
 const WINDOWS = new ValueStateDescriptor<WindowContents>('windows');
-/** A window function's own state, per window id (`windowState()`) and for the key (`globalState()`), by state id. */
+/** The state of a window's function (`windowState()`) or trigger, per window id, by state id; and the function's for the key (`globalState()`). */
 type StateRecord = Record<string, unknown>;
 const PER_WINDOW_STATE = new ValueStateDescriptor<Record<string, StateRecord>>('window-state');
+const TRIGGER_STATE = new ValueStateDescriptor<Record<string, StateRecord>>('trigger-state');
 const GLOBAL_STATE = new ValueStateDescriptor<StateRecord>('global-state');
+
+/** An element as a window with an evictor keeps it: its value and, when it has one, its timestamp. */
+interface StoredElement {
+  v: unknown;
+  t?: number;
+}
 
 function windowId({ start, end }: TimeWindow): string {
   return `${start}:${end}`;
@@ -125,23 +150,29 @@ function intersects(a: TimeWindow, b: TimeWindow): boolean {
   return a.start <= b.end && a.end >= b.start;
 }
 
+const present = (contents: unknown): boolean => contents !== undefined && contents !== null;
+
 /**
- * Keyed windows with Flink's default triggers: an event-time window fires when the
- * watermark passes its last millisecond, and again for every late element within the
- * allowed lateness; its state is dropped once the watermark passes end + lateness. A
- * processing-time window fires when the clock passes its end. Session windows merge when
- * they overlap, merging their contents.
+ * Keyed windows as Flink's WindowOperator runs them: each element goes into the windows the
+ * assigner gives it (merging sessions first, then judging lateness on the merged window), and
+ * the window's trigger decides, on elements and on the timers it sets, when the window function
+ * runs and when the contents go. A window's state is dropped at its cleanup time: end + allowed
+ * lateness in event time, its end in processing time, never for the global window. With an
+ * evictor, as Flink's EvictingWindowOperator, a window keeps its elements and the function runs
+ * over what the evictor leaves at each firing.
  */
 export class WindowOperator extends StreamOperator {
   private readonly eventTime: boolean;
+  private readonly merging: boolean;
 
   constructor(private readonly options: WindowOperatorOptions) {
     super();
     this.eventTime = options.assigner.timeDomain === 'event-time';
+    this.merging = options.assigner.merging;
   }
 
   override describeState(): AnyStateDescriptor[] {
-    return [WINDOWS];
+    return this.options.defaultTrigger ? [WINDOWS] : [WINDOWS, TRIGGER_STATE];
   }
 
   private windowsState: ValueState<WindowContents> | undefined;
@@ -159,17 +190,27 @@ export class WindowOperator extends StreamOperator {
     return this.eventTime && this.cleanupTime(window) <= this.watermark;
   }
 
-  private timers() {
-    return this.eventTime ? this.services.eventTimers : this.services.processingTimers;
+  private timerQueue(domain: TimeDomain): TimerQueue {
+    return domain === 'EVENT_TIME' ? this.services.eventTimers : this.services.processingTimers;
+  }
+
+  /** The domain of the window's own end and cleanup. */
+  private get windowDomain(): TimeDomain {
+    return this.eventTime ? 'EVENT_TIME' : 'PROCESSING_TIME';
   }
 
   private timer(timestamp: number, window: TimeWindow): Timer {
     return { key: this.services.currentKey(), timestamp, namespace: windowId(window) };
   }
 
-  private deleteTimers(window: TimeWindow): void {
-    this.timers().delete(this.timer(maxTimestamp(window), window));
-    this.timers().delete(this.timer(this.cleanupTime(window), window));
+  /** The global window's end is the end of time: nothing to clean up, as Flink sets no timer there. */
+  private registerCleanupTimer(window: TimeWindow): void {
+    const time = this.cleanupTime(window);
+    if (time < MAX_WATERMARK) this.timerQueue(this.windowDomain).register(this.timer(time, window));
+  }
+
+  private deleteCleanupTimer(window: TimeWindow): void {
+    this.timerQueue(this.windowDomain).delete(this.timer(this.cleanupTime(window), window));
   }
 
   processElement(record: StreamRecord): void {
@@ -182,86 +223,119 @@ export class WindowOperator extends StreamOperator {
     }
     const state = this.windows();
     const contents: WindowContents = state.value() ?? {};
-    const assigned = this.options.assigner.assignWindows(timestamp);
-    let accepted = false;
-    for (const assignedWindow of assigned) {
+    let skipped = true;
+    for (const assignedWindow of this.options.assigner.assignWindows(timestamp)) {
       // As Flink's WindowOperator: merge first, then judge lateness on the merged window, so
       // that an element whose own session is late still joins an open session it overlaps. A
       // late window never merges (an open session ends later), so skipping it leaves nothing behind.
-      const window = this.options.assigner.merging ? this.mergeInto(contents, assignedWindow) : assignedWindow;
+      const window = this.merging ? this.mergeInto(contents, assignedWindow) : assignedWindow;
       if (this.isWindowLate(window)) continue;
-      accepted = true;
+      skipped = false;
       const id = windowId(window);
-      // A window the key has already has its timers; a merged session's were deleted, so it registers them anew.
-      const hasTimers = !this.options.assigner.merging && id in contents;
-      contents[id] = this.call(() => this.options.fn.add(contents[id], record.value));
-      // As Flink's EventTimeTrigger: a window whose end the watermark has passed fires at once
-      // (a late element within the allowed lateness); otherwise a timer fires it later.
-      if (this.eventTime && maxTimestamp(window) <= this.watermark) this.fire(window, contents[id]);
-      else if (!hasTimers) this.timers().register(this.timer(maxTimestamp(window), window));
-      if (!hasTimers) this.timers().register(this.timer(this.cleanupTime(window), window));
+      const known = present(contents[id]);
+      contents[id] = this.call(() => this.added(contents[id], record));
+      // The default triggers set the same timers for every element, and fire on one only after
+      // the window's end: a window that has contents has its timers, and nothing to do here.
+      if (this.options.defaultTrigger && known && !this.merging && !(this.eventTime && maxTimestamp(window) <= this.watermark)) continue;
+      const result = this.call(() => this.options.trigger.onElement(record.value, record.timestamp ?? timestamp, window, this.triggerContext(window)));
+      if (isFire(result) && present(contents[id])) this.fire(window, contents);
+      if (isPurge(result)) this.purge(contents, id);
+      this.registerCleanupTimer(window);
     }
-    if (accepted) {
-      state.update(contents);
-    } else if (this.options.lateDataTag) {
+    if (!skipped) this.save(contents);
+    else if (this.eventTime && (record.timestamp ?? timestamp) + this.options.allowedLatenessMs <= this.watermark) this.late(record);
+  }
+
+  private late(record: StreamRecord): void {
+    if (this.options.lateDataTag) {
       this.output.side(this.options.lateDataTag, { value: record.value, timestamp: record.timestamp });
     } else {
       this.services.metrics.lateRecordsDropped = (this.services.metrics.lateRecordsDropped ?? 0) + 1;
     }
   }
 
-  /** Merges `window` with every overlapping session of the key; returns the merged window. */
+  private save(contents: WindowContents): void {
+    if (Object.keys(contents).length === 0) this.windows().clear();
+    else this.windows().update(contents);
+  }
+
+  /** A window's contents with the element added: folded in by the window function, or kept whole for the evictor. */
+  private added(contents: unknown, record: StreamRecord): unknown {
+    if (this.options.evictor) {
+      const element: StoredElement = record.timestamp === undefined ? { v: record.value } : { v: record.value, t: record.timestamp };
+      return [...((contents ?? []) as StoredElement[]), element];
+    }
+    return this.options.fn.add(contents ?? undefined, record.value);
+  }
+
+  /** Drops a window's contents; a session stays, empty, for later elements to merge with. */
+  private purge(contents: WindowContents, id: string): void {
+    if (this.merging) contents[id] = null;
+    else delete contents[id];
+  }
+
+  /**
+   * Merges `window` with every overlapping session of the key, as Flink's MergingWindowSet
+   * does, and returns the window the element belongs to: the trigger merges its state into the
+   * merged window and clears the old ones, whose cleanup timers go.
+   */
   private mergeInto(contents: WindowContents, window: TimeWindow): TimeWindow {
-    let merged = window;
     const overlapping = Object.keys(contents)
       .map(parseWindowId)
       .filter((existing) => intersects(existing, window))
       .sort((a, b) => a.start - b.start);
+    let merged = window;
     for (const existing of overlapping) {
       merged = { start: Math.min(merged.start, existing.start), end: Math.max(merged.end, existing.end) };
     }
-    let mergedContents: unknown = undefined;
+    const [only] = overlapping;
+    // A new window inside one session, or beside none, merges nothing.
+    if (overlapping.length === 0 || (overlapping.length === 1 && only && windowId(only) === windowId(merged))) return merged;
+    const trigger = this.options.trigger;
+    this.call(() => trigger.onMerge?.(merged, this.mergeContext(merged, overlapping)));
+    const parts: unknown[] = [];
     for (const existing of overlapping) {
+      this.call(() => trigger.clear(existing, this.triggerContext(existing)));
+      this.deleteCleanupTimer(existing);
       const id = windowId(existing);
-      const part = contents[id];
-      mergedContents = mergedContents === undefined ? part : this.call(() => this.options.fn.merge(mergedContents, part));
+      if (present(contents[id])) parts.push(contents[id]);
       delete contents[id];
-      this.deleteTimers(existing);
     }
-    if (mergedContents !== undefined) contents[windowId(merged)] = mergedContents;
+    contents[windowId(merged)] = parts.length === 0 ? null : parts.reduce((a, b) => this.call(() => this.mergedContents(a, b)));
     return merged;
   }
 
+  private mergedContents(a: unknown, b: unknown): unknown {
+    return this.options.evictor ? [...(a as StoredElement[]), ...(b as StoredElement[])] : this.options.fn.merge(a, b);
+  }
+
   /**
-   * A window function's state, kept in one of the operator's own values for the key: every
-   * state the function opens there lives in that value's record, under its usual id.
+   * A function's or trigger's state, kept in one of the operator's own values for the key: every
+   * state it opens there lives in that value's record, under its usual id.
    */
   private nestedState(read: () => StateRecord, write: (record: StateRecord) => void): RuntimeContext {
     const state: KeyedStateBackend = {
-      get: (stateId) => read()[stateId],
-      put: (stateId, _key, value) => write({ ...read(), [stateId]: value }),
-      remove: (stateId) => {
-        const { [stateId]: _removed, ...rest } = read();
+      get: (id) => read()[id],
+      put: (id, _key, value) => write({ ...read(), [id]: value }),
+      remove: (id) => {
+        const { [id]: _removed, ...rest } = read();
         write(rest);
       },
     };
     return runtimeContext({ ...this.services, state });
   }
 
-  private windowStateOf(window: TimeWindow): RuntimeContext {
-    if (this.options.assigner.merging) {
-      throw new Error(`${this.services.operatorName}: per-window state is not allowed when using merging windows (as in Flink); use globalState()`);
-    }
-    const id = windowId(window);
+  /** A window's record of function or trigger state (per window id in `descriptor`'s value). */
+  private windowRecord(descriptor: ValueStateDescriptor<Record<string, StateRecord>>, id: string): RuntimeContext {
     return this.nestedState(
-      () => valueState(this.services, PER_WINDOW_STATE).value()?.[id] ?? {},
-      (record) => this.setWindowState(id, record),
+      () => valueState(this.services, descriptor).value()?.[id] ?? {},
+      (record) => this.setWindowRecord(descriptor, id, record),
     );
   }
 
-  /** Sets one window's record of the function's state; an empty record drops it. */
-  private setWindowState(id: string, record: StateRecord): void {
-    const perWindow = valueState(this.services, PER_WINDOW_STATE);
+  /** Sets one window's record of function or trigger state; an empty record drops it. */
+  private setWindowRecord(descriptor: ValueStateDescriptor<Record<string, StateRecord>>, id: string, record: StateRecord): void {
+    const perWindow = valueState(this.services, descriptor);
     const all = perWindow.value() ?? {};
     const empty = Object.keys(record).length === 0;
     // Nothing to drop: no write, so that a window without such state costs none at its cleanup.
@@ -272,6 +346,13 @@ export class WindowOperator extends StreamOperator {
     else perWindow.update(next);
   }
 
+  private windowStateOf(window: TimeWindow): RuntimeContext {
+    if (this.merging) {
+      throw new Error(`${this.services.operatorName}: per-window state is not allowed when using merging windows (as in Flink); use globalState()`);
+    }
+    return this.windowRecord(PER_WINDOW_STATE, windowId(window));
+  }
+
   private globalStateOf(): RuntimeContext {
     const global = valueState(this.services, GLOBAL_STATE);
     return this.nestedState(
@@ -280,7 +361,55 @@ export class WindowOperator extends StreamOperator {
     );
   }
 
-  private fire(window: TimeWindow, contents: unknown): void {
+  private triggerContext(window: TimeWindow): TriggerContext {
+    const state = this.windowRecord(TRIGGER_STATE, windowId(window));
+    const timer = (time: number) => this.timer(time, window);
+    const partitioned = (descriptor: AnyStateDescriptor): unknown => {
+      switch (descriptor.kind) {
+        case 'value':
+          return state.getState(descriptor);
+        case 'list':
+          return state.getListState(descriptor);
+        case 'map':
+          return state.getMapState(descriptor);
+        case 'reducing':
+          return state.getReducingState(descriptor);
+      }
+    };
+    return {
+      getCurrentProcessingTime: () => this.services.processingTime(),
+      getCurrentWatermark: () => this.watermark,
+      registerEventTimeTimer: (time) => this.services.eventTimers.register(timer(time)),
+      registerProcessingTimeTimer: (time) => this.services.processingTimers.register(timer(time)),
+      deleteEventTimeTimer: (time) => this.services.eventTimers.delete(timer(time)),
+      deleteProcessingTimeTimer: (time) => this.services.processingTimers.delete(timer(time)),
+      getPartitionedState: partitioned as TriggerContext['getPartitionedState'],
+    };
+  }
+
+  /** The merged window's trigger context, which folds the merged windows' trigger state into its own. */
+  private mergeContext(merged: TimeWindow, mergedWindows: readonly TimeWindow[]): OnMergeContext {
+    const context = this.triggerContext(merged);
+    const mergePartitionedState = <T>(descriptor: ReducingStateDescriptor<T> | ListStateDescriptor<T>): void => {
+      if (descriptor.ttl) throw new Error(`${this.services.operatorName}: trigger state with a time-to-live does not merge (${descriptor.name})`);
+      const id = stateId(this.services, descriptor.name);
+      const fold = (a: unknown, b: unknown) =>
+        descriptor.kind === 'reducing' ? descriptor.reduceFunction(a as T, b as T) : [...(a as T[]), ...(b as T[])];
+      const all = valueState(this.services, TRIGGER_STATE).value() ?? {};
+      let folded = all[windowId(merged)]?.[id];
+      for (const window of mergedWindows) {
+        const part = all[windowId(window)]?.[id];
+        if (part !== undefined) folded = folded === undefined ? part : fold(folded, part);
+      }
+      if (folded === undefined) return;
+      this.setWindowRecord(TRIGGER_STATE, windowId(merged), { ...(all[windowId(merged)] ?? {}), [id]: folded });
+    };
+    return { ...context, mergePartitionedState };
+  }
+
+  /** Runs the window function over the window's contents (what the evictor leaves of them), stamped with the window's last millisecond. */
+  private fire(window: TimeWindow, contents: WindowContents): void {
+    const id = windowId(window);
     const timestamp = maxTimestamp(window);
     const key = this.services.currentKey();
     const context: WindowContext = {
@@ -292,22 +421,55 @@ export class WindowOperator extends StreamOperator {
       output: (tag, value) => this.output.side(tag, { value, timestamp }),
     };
     const out: Collector<unknown> = { collect: (value) => this.output.collect({ value, timestamp }) };
-    this.call(() => this.options.fn.emit(key.value, context, contents, out));
+    const { evictor, fn } = this.options;
+    if (!evictor) {
+      this.call(() => fn.emit(key.value, context, contents[id], out));
+      return;
+    }
+    const evictorContext: EvictorContext = { getCurrentProcessingTime: () => this.services.processingTime(), getCurrentWatermark: () => this.watermark };
+    const elements = (contents[id] as StoredElement[]).map((stored): TimestampedValue<unknown> => ({ value: stored.v, timestamp: stored.t }));
+    const kept = this.call(() => evictor.evictBefore(elements, window, evictorContext));
+    const folded = kept.reduce<unknown>((accumulated, element) => this.call(() => fn.add(accumulated, element.value)), undefined);
+    this.call(() => fn.emit(key.value, context, folded, out));
+    const left = this.call(() => evictor.evictAfter(kept, window, evictorContext));
+    if (left.length === 0) this.purge(contents, id);
+    else contents[id] = left.map(({ value, timestamp: t }): StoredElement => (t === undefined ? { v: value } : { v: value, t }));
   }
 
-  protected override onTimer(timer: Timer): void {
+  protected override onTimer(timer: Timer, domain: TimeDomain): void {
     const window = parseWindowId(timer.namespace);
-    const state = this.windows();
-    const contents = state.value();
     const id = timer.namespace;
-    if (!contents || !(id in contents)) return;
-    if (timer.timestamp === maxTimestamp(window)) this.fire(window, contents[id]);
-    if (timer.timestamp === this.cleanupTime(window)) {
-      delete contents[id];
-      if (Object.keys(contents).length === 0) state.clear();
-      else state.update(contents);
-      // The window function's state of the window goes with it.
-      this.setWindowState(id, {});
+    const contents: WindowContents = this.windows().value() ?? {};
+    // A timer of a session merged away since: its trigger was cleared, nothing is left to do.
+    if (this.merging && !(id in contents)) return;
+    const trigger = this.options.trigger;
+    const context = this.triggerContext(window);
+    const result = this.call(() =>
+      domain === 'EVENT_TIME' ? trigger.onEventTime(timer.timestamp, window, context) : trigger.onProcessingTime(timer.timestamp, window, context),
+    );
+    // The contents change when an evictor runs, on a purge and at the cleanup: only then are they written.
+    let changed = false;
+    if (isFire(result) && present(contents[id])) {
+      this.fire(window, contents);
+      changed = this.options.evictor !== undefined;
     }
+    if (isPurge(result) && id in contents) {
+      this.purge(contents, id);
+      changed = true;
+    }
+    if (domain === this.windowDomain && timer.timestamp === this.cleanupTime(window)) {
+      changed ||= id in contents;
+      this.clearAllState(window, contents);
+    }
+    if (changed) this.save(contents);
+  }
+
+  /** The window's cleanup: its contents, its trigger's timers and state, and its function's state go. */
+  private clearAllState(window: TimeWindow, contents: WindowContents): void {
+    const id = windowId(window);
+    delete contents[id];
+    this.call(() => this.options.trigger.clear(window, this.triggerContext(window)));
+    this.setWindowRecord(TRIGGER_STATE, id, {});
+    this.setWindowRecord(PER_WINDOW_STATE, id, {});
   }
 }

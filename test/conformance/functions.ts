@@ -1,4 +1,4 @@
-// Functions that several scenarios share (runner/SumCount.java, runner/SumAtWatermark.java and Event.sumWithLatest on the Flink side).
+// Functions that several scenarios share (runner/SumCount.java, runner/SumAtWatermark.java, runner/Values.java and Event.sumWithLatest on the Flink side).
 import type { AggregateFunction, ProcessWindowFunction } from '../../lib/api/index.js';
 import type { Event } from './event.js';
 
@@ -17,4 +17,9 @@ export const sumWithLatest = (a: Event, b: Event): Event => ({ key: a.key, value
 export const sumAtWatermark: ProcessWindowFunction<Event, string, string> = (key, context, elements, out) => {
   const sum = elements.reduce((total, event) => total + event.value, 0);
   out.collect(`${key} [${context.window.start},${context.window.end}) sum ${sum} at watermark ${context.currentWatermark()}`);
+};
+
+/** Each firing's key and the values the window function sees, in order, as Java prints a list. */
+export const values: ProcessWindowFunction<Event, string, string> = (key, _context, elements, out) => {
+  out.collect(`${key} [${elements.map((event) => event.value).join(', ')}]`);
 };

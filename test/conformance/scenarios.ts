@@ -10,6 +10,7 @@ import {
   KafkaRecordSerializationSchema,
   KafkaSink,
   KafkaSource,
+  MAX_WATERMARK,
   MIN_WATERMARK,
   SimpleStringSchema,
   StreamExecutionEnvironment,
@@ -75,9 +76,12 @@ export function parseInput(scenario: Scenario): InputLine[] {
     });
 }
 
-/** One output record as both sides print it: `timestamp<TAB>value`. */
-function line(timestamp: number | undefined, value: string): string {
-  return `${timestamp ?? 'null'}\t${value}`;
+/**
+ * One output record as both sides print it: `timestamp<TAB>value`. The end of time is Java's
+ * `Long.MAX_VALUE` on Flink's side (a global window's results carry it) and `MAX_WATERMARK` on Sluice's.
+ */
+export function line(timestamp: number | undefined, value: string): string {
+  return `${timestamp === MAX_WATERMARK ? '9223372036854775807' : (timestamp ?? 'null')}\t${value}`;
 }
 
 type ScenarioPipeline = (events: DataStream<Event>) => DataStream<string>;

@@ -24,14 +24,27 @@ import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { LambdaDriver } from '../../../lib/testing/index.js';
 import type { Event } from '../../conformance/event.js';
-import { expectedOutput, markerWatermarks, parseInput, scenarios, type Marked } from '../../conformance/scenarios.js';
+import { expectedOutput, line, markerWatermarks, parseInput, scenarios, type Marked } from '../../conformance/scenarios.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 
 const environment = useRuntimeEnvironment();
 
 /** One stage each: no keyBy, or a first keyBy by the event's key, which the input's record keys follow. */
-const ON_THE_RUNTIME = ['tumbling-reduce', 'tumbling-allowed-lateness', 'session-late-merge', 'sliding-sum', 'keyed-timers', 'keyed-timer-delete', 'rolling-sum', 'maxby-ties'];
+const ON_THE_RUNTIME = [
+  'tumbling-reduce',
+  'tumbling-allowed-lateness',
+  'session-late-merge',
+  'sliding-sum',
+  'keyed-timers',
+  'keyed-timer-delete',
+  'rolling-sum',
+  'maxby-ties',
+  'count-window',
+  'session-count-trigger',
+  'evict-after-count',
+  'early-firing-trigger',
+];
 /** Flink's end of input, as a watermark. */
 const END_OF_INPUT = Number.MAX_SAFE_INTEGER;
 
@@ -64,8 +77,9 @@ function pipelineOf(name: string, build: (events: DataStream<Event>) => DataStre
 describe('conformance scenarios on the serverless runtime', () => {
   it.each(scenarios().filter((s) => ON_THE_RUNTIME.includes(s.name)).map((s) => [s.name, s] as const))('%s matches Flink', async (_, scenario) => {
     const name = uniqueName(`conf-${scenario.name}`);
-    // The records keep event times of 1970: topics that keep records whatever their age.
-    const forever = { 'retention.ms': '-1' };
+    // The records keep event times of 1970, and a global window's results the end of time:
+    // topics that keep records whatever their age, and take any time.
+    const forever = { 'retention.ms': '-1', 'message.timestamp.after.max.ms': '9223372036854775807' };
     await environment().admin.ensureTopics([
       { topic: `${name}-input`, partitions: 1, configs: forever },
       { topic: `${name}-out`, partitions: 1, configs: forever },
@@ -100,6 +114,6 @@ describe('conformance scenarios on the serverless runtime', () => {
     const expected = expectedOutput(scenario).lines;
     expect(expected.length, "Flink wrote something").toBeGreaterThan(0);
     const output = await consumeAll(`${name}-out`, { expected: expected.length });
-    expect(output.map((record) => `${record.timestamp}\t${record.value ?? ''}`)).toEqual(expected);
+    expect(output.map((record) => line(record.timestamp, record.value ?? ''))).toEqual(expected);
   }, 120_000);
 });
