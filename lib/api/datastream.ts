@@ -25,6 +25,7 @@ import type {
   KeyedProcessFunction,
   KeySelector,
   MapFunction,
+  ProcessAllWindowFunction,
   ProcessFunction,
   ProcessWindowFunction,
   ReduceFunction,
@@ -144,6 +145,29 @@ export class DataStream<T, TS extends Timestamp = Timestamp> {
       keySelector: selector as KeySelector<unknown, unknown>,
     });
     return new KeyedStream<T, K, TS>(this.env, transformation);
+  }
+
+  /**
+   * Windows over the whole stream, not per key, as Flink's `windowAll`: every element goes
+   * through a repartition topic of one partition to one shard, which does all the window's work.
+   */
+  windowAll(assigner: WindowAssigner): AllWindowedStream<T> {
+    const transformation = this.env.addTransformation({
+      kind: 'keyBy',
+      name: 'windowAll',
+      inputs: [this.transformation],
+      keySelector: () => ALL_ELEMENTS_KEY,
+      allToOne: true,
+    });
+    return new AllWindowedStream<T>(new KeyedStream<T, typeof ALL_ELEMENTS_KEY, TS>(this.env, transformation).window(assigner));
+  }
+
+  /** `countWindow` over the whole stream: see {@link KeyedStream.countWindow} and {@link windowAll}. */
+  countWindowAll(size: number, slide?: number): AllWindowedStream<T> {
+    const windowed = this.windowAll(GlobalWindows.create());
+    return slide === undefined
+      ? windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
+      : windowed.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide));
   }
 
   /** Merges streams of the same type; the watermark is the minimum over the inputs. */
@@ -274,8 +298,9 @@ export class KeyedStream<T, K, TS extends Timestamp = Timestamp> extends DataStr
    */
   countWindow(size: number, slide?: number): WindowedStream<T, K> {
     const windowed = this.window(GlobalWindows.create());
-    if (slide === undefined) return windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)));
-    return windowed.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide));
+    return slide === undefined
+      ? windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
+      : windowed.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide));
   }
 }
 
@@ -397,3 +422,70 @@ export class WindowedStream<T, K> {
   }
 }
 
+
+/** The one key of `windowAll`'s elements. */
+const ALL_ELEMENTS_KEY = 0;
+
+/**
+ * A whole stream cut into windows (Flink's `AllWindowedStream<T, W>`): the same windows,
+ * triggers and evictors as a keyed stream's, with functions that see no key.
+ */
+export class AllWindowedStream<T> {
+  constructor(private readonly windowed: WindowedStream<T, typeof ALL_ELEMENTS_KEY>) {}
+
+  allowedLateness(ms: number): this {
+    this.windowed.allowedLateness(ms);
+    return this;
+  }
+
+  sideOutputLateData(tag: OutputTag<T>): this {
+    this.windowed.sideOutputLateData(tag);
+    return this;
+  }
+
+  trigger(trigger: Trigger<T>): this {
+    this.windowed.trigger(trigger);
+    return this;
+  }
+
+  evictor(evictor: Evictor<T>): this {
+    this.windowed.evictor(evictor);
+    return this;
+  }
+
+  reduce<R = T>(fn: ReduceFunction<T>, windowFunction?: ProcessAllWindowFunction<T, R>): SingleOutputStreamOperator<R, number> {
+    return this.windowed.reduce<R>(fn, windowFunction && withoutKey(windowFunction));
+  }
+
+  aggregate<ACC, V, R = V>(fn: AggregateFunction<T, ACC, V>, windowFunction?: ProcessAllWindowFunction<V, R>): SingleOutputStreamOperator<R, number> {
+    return this.windowed.aggregate<ACC, V, R>(fn, windowFunction && withoutKey(windowFunction));
+  }
+
+  process<R>(fn: ProcessAllWindowFunction<T, R>): SingleOutputStreamOperator<R, number> {
+    return this.windowed.process<R>(withoutKey(fn));
+  }
+
+  sum(field: NumericField<T>): SingleOutputStreamOperator<T, number> {
+    return this.windowed.sum(field);
+  }
+
+  min(field: NumericField<T>): SingleOutputStreamOperator<T, number> {
+    return this.windowed.min(field);
+  }
+
+  max(field: NumericField<T>): SingleOutputStreamOperator<T, number> {
+    return this.windowed.max(field);
+  }
+
+  minBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T, number> {
+    return this.windowed.minBy(field, first);
+  }
+
+  maxBy(field: NumericField<T>, first = true): SingleOutputStreamOperator<T, number> {
+    return this.windowed.maxBy(field, first);
+  }
+}
+
+function withoutKey<IN, OUT>(fn: ProcessAllWindowFunction<IN, OUT>): ProcessWindowFunction<IN, OUT, typeof ALL_ELEMENTS_KEY> {
+  return (_key, context, elements, out) => fn(context, elements, out);
+}

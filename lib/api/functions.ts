@@ -117,3 +117,6 @@ export type ProcessWindowFunction<IN, OUT, K, W = TimeWindow> = (
   elements: readonly IN[],
   out: Collector<OUT>,
 ) => void;
+
+/** A `ProcessWindowFunction` of a non-keyed window (`windowAll`), as Flink's `ProcessAllWindowFunction`. */
+export type ProcessAllWindowFunction<IN, OUT, W = TimeWindow> = (context: WindowContext<W>, elements: readonly IN[], out: Collector<OUT>) => void;

@@ -1,5 +1,5 @@
 // Sluice's DataStream API: Flink's names, TypeScript's idioms.
-export { DataStream, DataStreamSink, KeyedStream, SingleOutputStreamOperator, WindowedStream, type NumericField } from './datastream.js';
+export { AllWindowedStream, DataStream, DataStreamSink, KeyedStream, SingleOutputStreamOperator, WindowedStream, type NumericField } from './datastream.js';
 export {
   BadRecordPolicy,
   CheckpointConfig,
@@ -19,6 +19,7 @@ export type {
   KeySelector,
   MapFunction,
   OnTimerContext,
+  ProcessAllWindowFunction,
   ProcessContext,
   ProcessFunction,
   ProcessWindowFunction,

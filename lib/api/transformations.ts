@@ -42,6 +42,8 @@ export interface OperatorTransformation extends BaseTransformation {
 export interface KeyByTransformation extends BaseTransformation {
   readonly kind: 'keyBy';
   readonly keySelector: KeySelector<unknown, unknown>;
+  /** `windowAll`'s: every element to one key, through a repartition topic of one partition. */
+  readonly allToOne?: true;
 }
 
 export interface UnionTransformation extends BaseTransformation {

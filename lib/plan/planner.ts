@@ -52,6 +52,7 @@ interface StageBuilder {
 }
 
 function inPlace(context: Context, keyBy: KeyByTransformation): boolean {
+  if (keyBy.allToOne) return false;
   if (context.keyBy) return context.keyBy.keySelector === keyBy.keySelector;
   return context.stage.input.kind === 'source' && context.stage.input.partitionedByRecordKey;
 }
@@ -108,7 +109,8 @@ export function planPipeline(env: StreamExecutionEnvironment, { deploymentStage 
           break;
         }
         const topic = repartitionTopicName(env.name, t.name, deploymentStage);
-        const partitions = env.getParallelism();
+        // windowAll's one key needs one partition, and so one shard, as Flink runs it at parallelism 1.
+        const partitions = t.allToOne ? 1 : env.getParallelism();
         for (const { stage } of inputs) {
           stage.nodes.push({ role: 'repartition', id: t.id, name: t.name, inputs: edgesIn(stage, t), transformation: t, topic, partitions });
         }
