@@ -37,6 +37,16 @@ import type { KafkaSink } from './sink.js';
 import type { AnyStateDescriptor } from './state.js';
 import type { Transformation } from './transformations.js';
 import type { WatermarkStrategy } from './watermark.js';
+import {
+  coGroupedStreams,
+  ConnectedStreams,
+  IntervalJoin,
+  joinedStreams,
+  type CoGroupedWindow,
+  type JoinedWindow,
+  type KeyedConnectedStreams,
+  type KeysThenWindow,
+} from './connected-streams.js';
 import { CountEvictor, type Evictor } from './evictors.js';
 import { CountTrigger, describeStrategy, PurgingTrigger, type Trigger } from './triggers.js';
 import { GlobalWindows, type WindowAssigner } from './windows.js';
@@ -145,6 +155,21 @@ export class DataStream<T, TS extends Timestamp = Timestamp> {
       keySelector: selector as KeySelector<unknown, unknown>,
     });
     return new KeyedStream<T, K, TS>(this.env, transformation);
+  }
+
+  /** Brings another stream, of any type, to one function of two inputs (Flink's `connect`). */
+  connect<T2>(other: DataStream<T2>): ConnectedStreams<T, T2> {
+    return new ConnectedStreams<T, T2>(this, other);
+  }
+
+  /** A window join: `join(other).where(key).equalTo(otherKey).window(assigner).apply((a, b) => ...)`. */
+  join<T2>(other: DataStream<T2>): KeysThenWindow<T, T2, JoinedWindow<T, T2>> {
+    return joinedStreams<T, T2>(this, other);
+  }
+
+  /** A window coGroup: `coGroup(other).where(key).equalTo(otherKey).window(assigner).apply((as, bs, out) => ...)`. */
+  coGroup<T2>(other: DataStream<T2>): KeysThenWindow<T, T2, CoGroupedWindow<T, T2>> {
+    return coGroupedStreams<T, T2>(this, other);
   }
 
   /**
@@ -289,6 +314,21 @@ export class KeyedStream<T, K, TS extends Timestamp = Timestamp> extends DataStr
 
   window(assigner: WindowAssigner): WindowedStream<T, K> {
     return new WindowedStream<T, K>(this, assigner);
+  }
+
+  /**
+   * With another keyed stream: a `KeyedCoProcessFunction` sees both streams' elements of a key,
+   * with its state and timers. With a non-keyed one, as `DataStream.connect`.
+   */
+  override connect<T2>(other: KeyedStream<T2, K>): KeyedConnectedStreams<T, T2, K>;
+  override connect<T2>(other: DataStream<T2>): ConnectedStreams<T, T2>;
+  override connect<T2>(other: DataStream<T2>): ConnectedStreams<T, T2> | KeyedConnectedStreams<T, T2, K> {
+    return other instanceof KeyedStream ? ConnectedStreams.ofKeyed(this, other as KeyedStream<T2, K>) : super.connect(other);
+  }
+
+  /** An interval join with another keyed stream: `intervalJoin(other).between(lower, upper).process(fn)`. */
+  intervalJoin<T2>(other: KeyedStream<T2, K>): IntervalJoin<T, T2, K> {
+    return new IntervalJoin(ConnectedStreams.ofKeyed(this, other));
   }
 
   /**

@@ -120,3 +120,49 @@ export type ProcessWindowFunction<IN, OUT, K, W = TimeWindow> = (
 
 /** A `ProcessWindowFunction` of a non-keyed window (`windowAll`), as Flink's `ProcessAllWindowFunction`. */
 export type ProcessAllWindowFunction<IN, OUT, W = TimeWindow> = (context: WindowContext<W>, elements: readonly IN[], out: Collector<OUT>) => void;
+
+/** One function for each input of connected streams, as Flink's `CoMapFunction<IN1, IN2, OUT>`. */
+export interface CoMapFunction<IN1, IN2, OUT> {
+  map1(value: IN1, context: ElementContext): OUT;
+  map2(value: IN2, context: ElementContext): OUT;
+}
+
+/** As Flink's `CoFlatMapFunction<IN1, IN2, OUT>`: each returns an iterable. */
+export interface CoFlatMapFunction<IN1, IN2, OUT> {
+  flatMap1(value: IN1, context: ElementContext): Iterable<OUT>;
+  flatMap2(value: IN2, context: ElementContext): Iterable<OUT>;
+}
+
+/** A function over two non-keyed inputs with side outputs (no state, no timers), as Flink's `CoProcessFunction`. */
+export interface CoProcessFunction<IN1, IN2, OUT> {
+  processElement1(value: IN1, context: ProcessContext, out: Collector<OUT>): void;
+  processElement2(value: IN2, context: ProcessContext, out: Collector<OUT>): void;
+}
+
+/**
+ * A function over two inputs keyed alike, sharing the key's state and timers, as Flink's
+ * `KeyedCoProcessFunction<K, IN1, IN2, OUT>`. `S` is what `open` returns, as for a `KeyedProcessFunction`.
+ */
+export interface KeyedCoProcessFunction<K, IN1, IN2, OUT, S = void> {
+  open?(state: RuntimeContext): S;
+  processElement1(value: IN1, context: KeyedProcessContext<K, S>, out: Collector<OUT>): void;
+  processElement2(value: IN2, context: KeyedProcessContext<K, S>, out: Collector<OUT>): void;
+  onTimer?(timestamp: number, context: OnTimerContext<K, S>, out: Collector<OUT>): void;
+}
+
+/** The timestamps of a joined pair; the result carries the later one. */
+export interface ProcessJoinContext {
+  readonly leftTimestamp: number;
+  readonly rightTimestamp: number;
+  readonly timestamp: number;
+  output<X>(tag: OutputTag<X>, value: X): void;
+}
+
+/** Called for each pair an interval join matches, as Flink's `ProcessJoinFunction<IN1, IN2, OUT>`. */
+export type ProcessJoinFunction<IN1, IN2, OUT> = (left: IN1, right: IN2, context: ProcessJoinContext, out: Collector<OUT>) => void;
+
+/** Called for each pair of a window join, as Flink's `JoinFunction<IN1, IN2, OUT>`. */
+export type JoinFunction<IN1, IN2, OUT> = (first: IN1, second: IN2) => OUT;
+
+/** Called once per key and window with both inputs' elements (either may be empty), as Flink's `CoGroupFunction`. */
+export type CoGroupFunction<IN1, IN2, OUT> = (first: readonly IN1[], second: readonly IN2[], out: Collector<OUT>) => void;

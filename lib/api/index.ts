@@ -1,6 +1,16 @@
 // Sluice's DataStream API: Flink's names, TypeScript's idioms.
 export { AllWindowedStream, DataStream, DataStreamSink, KeyedStream, SingleOutputStreamOperator, WindowedStream, type NumericField } from './datastream.js';
 export {
+  CoGroupedWindow,
+  ConnectedStreams,
+  IntervalJoin,
+  IntervalJoined,
+  JoinedWindow,
+  KeyedConnectedStreams,
+  type KeysThenWindow,
+  type Tagged,
+} from './connected-streams.js';
+export {
   BadRecordPolicy,
   CheckpointConfig,
   StreamExecutionEnvironment,
@@ -10,10 +20,16 @@ export {
 } from './environment.js';
 export type {
   AggregateFunction,
+  CoFlatMapFunction,
+  CoGroupFunction,
   Collector,
+  CoMapFunction,
+  CoProcessFunction,
   ElementContext,
   FilterFunction,
   FlatMapFunction,
+  JoinFunction,
+  KeyedCoProcessFunction,
   KeyedProcessContext,
   KeyedProcessFunction,
   KeySelector,
@@ -22,6 +38,8 @@ export type {
   ProcessAllWindowFunction,
   ProcessContext,
   ProcessFunction,
+  ProcessJoinContext,
+  ProcessJoinFunction,
   ProcessWindowFunction,
   ReduceFunction,
   RuntimeContext,

@@ -57,6 +57,21 @@ function inPlace(context: Context, keyBy: KeyByTransformation): boolean {
   return context.stage.input.kind === 'source' && context.stage.input.partitionedByRecordKey;
 }
 
+/**
+ * The transformations that lead to a sink. The rest would compute what no one reads, and a keyBy
+ * among them would fill a repartition topic: keyed streams that `connect` keys anew leave theirs so.
+ */
+function reachingASink(transformations: readonly Transformation[]): Set<number> {
+  const live = new Set<number>();
+  const visit = (t: Transformation) => {
+    if (live.has(t.id)) return;
+    live.add(t.id);
+    for (const input of t.inputs) visit(input);
+  };
+  for (const t of transformations) if (t.kind === 'sink') visit(t);
+  return live;
+}
+
 export interface PlanOptions {
   /** The deployment stage whose names the plan takes (see {@link Plan.deploymentStage}). */
   readonly deploymentStage?: string | undefined;
@@ -91,7 +106,9 @@ export function planPipeline(env: StreamExecutionEnvironment, { deploymentStage 
       .filter((input) => stage.nodes.some((node) => node.id === input.id))
       .map((input) => ({ from: input.id }));
 
+  const live = reachingASink(transformations);
   for (const t of transformations) {
+    if (!live.has(t.id)) continue;
     switch (t.kind) {
       case 'source': {
         const input: StageInput = { kind: 'source', source: t, partitionedByRecordKey: t.source.config.partitionedByRecordKey };

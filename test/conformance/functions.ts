@@ -1,5 +1,5 @@
 // Functions that several scenarios share (runner/SumCount.java, runner/SumAtWatermark.java, runner/Values.java and Event.sumWithLatest on the Flink side).
-import type { AggregateFunction, ProcessWindowFunction } from '../../lib/api/index.js';
+import type { AggregateFunction, DataStream, ProcessWindowFunction } from '../../lib/api/index.js';
 import type { Event } from './event.js';
 
 /** "sum/count" of the values, with accumulators that merge (for session windows). */
@@ -23,3 +23,11 @@ export const sumAtWatermark: ProcessWindowFunction<Event, string, string> = (key
 export const values: ProcessWindowFunction<Event, string, string> = (key, _context, elements, out) => {
   out.collect(`${key} [${elements.map((event) => event.value).join(', ')}]`);
 };
+
+/** A two-input scenario's inputs: events whose key starts with `L-` first, the others second (Event.first on the Flink side). */
+export function sides(events: DataStream<Event>): [DataStream<Event>, DataStream<Event>] {
+  return [events.filter((event) => event.key.startsWith('L-')), events.filter((event) => !event.key.startsWith('L-'))];
+}
+
+/** The key two inputs share: the event's key without its `L-` or `R-`. */
+export const sharedKey = (event: Event): string => event.key.slice(2);

@@ -36,4 +36,14 @@ public class Event {
     sum.timestamp = Math.max(a.timestamp, b.timestamp);
     return sum;
   }
+
+  /** Whether a two-input scenario's event belongs to its first input: its key starts with `L-`; functions.ts has Sluice's. */
+  static boolean first(Event event) {
+    return event.key.startsWith("L-");
+  }
+
+  /** The key two inputs share: the event's key without its `L-` or `R-`. */
+  static String sharedKey(Event event) {
+    return event.key.substring(2);
+  }
 }

@@ -91,7 +91,7 @@ final class Harnessed {
   }
 
   /** The output records as the runner prints them, `timestamp<TAB>value`; watermarks and statuses left out. */
-  private static List<String> printed(Iterable<Object> output) {
+  static List<String> printed(Iterable<Object> output) {
     List<String> lines = new ArrayList<>();
     for (Object element : output) {
       if (element instanceof StreamRecord<?> record) lines.add((record.hasTimestamp() ? Long.toString(record.getTimestamp()) : "null") + "\t" + record.getValue());

@@ -19,7 +19,8 @@ import org.apache.flink.util.Collector;
  * events in order, each watermark line emitted as a watermark right where it stands (no
  * periodic watermarks), and Flink's final watermark at the end of the bounded input. Writes
  * each output record as `timestamp<TAB>value` to the file given beside the scenario's folder.
- * An {@link OperatorScenario} runs in Flink's keyed operator test harness instead (Harnessed).
+ * An {@link OperatorScenario} runs in Flink's keyed operator test harness instead (Harnessed),
+ * and a {@link TwoInputScenario} in its two-input one (TwoInputs).
  * Usage: Runner <scenario-folder> <ClassName> <output-file> [...].
  */
 public final class Runner {
@@ -29,7 +30,9 @@ public final class Runner {
       Object scenario = Class.forName("dev.sluice.conformance." + args[i + 1]).getDeclaredConstructor().newInstance();
       List<InputLine> input = new ArrayList<>();
       for (String line : Files.readAllLines(folder.resolve("input.csv"))) if (!line.isBlank() && !line.startsWith("#")) input.add(InputLine.parse(line.trim()));
-      List<String> lines = scenario instanceof OperatorScenario harnessed ? Harnessed.run(harnessed, input) : run((Scenario) scenario, input);
+      List<String> lines = scenario instanceof OperatorScenario harnessed ? Harnessed.run(harnessed, input)
+          : scenario instanceof TwoInputScenario twoInputs ? TwoInputs.run(twoInputs, input)
+          : run((Scenario) scenario, input);
       Files.write(Path.of(args[i + 2]), lines);
     }
   }

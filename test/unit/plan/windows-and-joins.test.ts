@@ -23,7 +23,7 @@ interface Reading {
   at: number;
 }
 
-function pipeline(build: (readings: DataStream<Reading, number>) => DataStream<Reading, number>) {
+function pipeline(build: (readings: DataStream<Reading, number>) => DataStream<Reading>) {
   const env = StreamExecutionEnvironment.create({ name: 'readings' }).setParallelism(6);
   build(source(env))
     .map((reading) => JSON.stringify(reading))
@@ -49,6 +49,32 @@ function source(env: StreamExecutionEnvironment): DataStream<Reading, number> {
     'readings',
   );
 }
+
+describe('two inputs in the plan', () => {
+  it('keys both inputs of a connect in one keyBy, and plans none of their own keyBys (in place here: the source is keyed by sensor)', () => {
+    const plan = pipeline((readings) => {
+      const hot = readings.filter((r) => r.celsius > 30).keyBy((r) => r.sensor);
+      const cold = readings.filter((r) => r.celsius < 0).keyBy((r) => r.sensor);
+      return hot.connect(cold).process<Reading>({
+        processElement1: (reading, _context, out) => out.collect(reading),
+        processElement2: (reading, _context, out) => out.collect(reading),
+      });
+    });
+    expect(plan.stages).toHaveLength(1);
+    expect(plan.stages[0]?.nodes.map((node) => (node.role === 'operator' ? node.transformation.operatorKind : node.role))).toEqual([
+      'source',
+      'filter',
+      'filter',
+      'connect',
+      'connect',
+      'union',
+      'keyBy',
+      'keyedProcess',
+      'map',
+      'sink',
+    ]);
+  });
+});
 
 describe('windows in the plan', () => {
   it('sends every element through a repartition topic of one partition, even from a source partitioned by key', () => {
