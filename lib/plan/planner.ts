@@ -39,10 +39,13 @@ function assignNames(transformations: readonly Transformation[]): void {
   }
 }
 
-/** Where a node's elements are, and by which keyBy they are partitioned there. */
+/**
+ * Where a node's elements are, and by which keyBy they are partitioned there: none yet (as the
+ * stage's input is), a keyBy, or `mixed` after a union of streams partitioned differently.
+ */
 interface Context {
   readonly stage: StageBuilder;
-  readonly keyBy: KeyByTransformation | undefined;
+  readonly keyBy: KeyByTransformation | undefined | 'mixed';
 }
 
 interface StageBuilder {
@@ -52,7 +55,7 @@ interface StageBuilder {
 }
 
 function inPlace(context: Context, keyBy: KeyByTransformation): boolean {
-  if (keyBy.allToOne) return false;
+  if (keyBy.allToOne || context.keyBy === 'mixed') return false;
   if (context.keyBy) return context.keyBy.keySelector === keyBy.keySelector;
   return context.stage.input.kind === 'source' && context.stage.input.partitionedByRecordKey;
 }
@@ -70,6 +73,16 @@ function reachingASink(transformations: readonly Transformation[]): Set<number> 
   };
   for (const t of transformations) if (t.kind === 'sink') visit(t);
   return live;
+}
+
+/**
+ * How a node's output is partitioned, within its one stage: as its input is, or after a union,
+ * as its inputs all are (a union of a keyed stream with itself, as connect makes, stays keyed).
+ */
+function partitioningAfter(t: Transformation, contexts: ReadonlyMap<number, Context[]>): Context['keyBy'] {
+  const inputs = t.inputs.flatMap((input) => contexts.get(input.id) ?? []);
+  const [first] = inputs;
+  return inputs.every((context) => context.keyBy === first?.keyBy) ? first?.keyBy : 'mixed';
 }
 
 export interface PlanOptions {
@@ -154,8 +167,7 @@ export function planPipeline(env: StreamExecutionEnvironment, { deploymentStage 
             stage.nodes.push({ ...base, role: 'sideOutput', transformation: t, inputs: base.inputs.map((e) => ({ ...e, sideOutput: tag })) });
           }
         }
-        const keyBy = inputs.length === 1 && t.kind !== 'union' ? inputs[0]?.keyBy : undefined;
-        contexts.set(t.id, inputs.map(({ stage }) => ({ stage, keyBy })));
+        contexts.set(t.id, inputs.map(({ stage }) => ({ stage, keyBy: inputs.length === 1 ? partitioningAfter(t, contexts) : undefined })));
         break;
       }
     }

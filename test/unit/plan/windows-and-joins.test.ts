@@ -76,6 +76,16 @@ describe('two inputs in the plan', () => {
   });
 });
 
+describe('partitioning after a union', () => {
+  it('repartitions a keyBy on a new key after a union of streams keyed by another, as connect and join make', () => {
+    const plan = pipeline((readings) => {
+      const peaks = readings.keyBy((r) => r.sensor).window(TumblingEventTimeWindows.of(1_000)).max('celsius');
+      return peaks.union(peaks).keyBy((r) => r.at).reduce((a, b) => (a.celsius >= b.celsius ? a : b));
+    });
+    expect(plan.stages.map((stage) => stage.input.kind)).toEqual(['source', 'repartition']);
+  });
+});
+
 describe('windows in the plan', () => {
   it('sends every element through a repartition topic of one partition, even from a source partitioned by key', () => {
     const plan = pipeline((readings) => readings.windowAll(TumblingEventTimeWindows.of(1_000)).max('celsius'));
