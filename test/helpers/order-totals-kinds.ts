@@ -4,7 +4,7 @@ import { minutes, TumblingEventTimeWindows } from '../../lib/api/index.js';
 import { expectedTotals, type GeneratedOrder } from './orders.js';
 import type { OrderTotalsOptions, Total } from './pipelines.js';
 
-export type ScheduleKind = 'one-stage' | 'two-stage';
+export type ScheduleKind = 'one-stage' | 'two-stage' | 'join';
 
 export const SCHEDULE_KINDS: Record<ScheduleKind, { window: number; rest: OrderTotalsOptions['rest'] }> = {
   'one-stage': { window: minutes(5), rest: (totals) => totals },
@@ -13,12 +13,40 @@ export const SCHEDULE_KINDS: Record<ScheduleKind, { window: number; rest: OrderT
     // A keyBy on a new key: a repartition topic and a second stage finding each minute's top category.
     rest: (totals) => totals.keyBy((total) => total.windowStart).window(TumblingEventTimeWindows.of(minutes(1))).maxBy('amount'),
   },
+  join: {
+    window: minutes(1),
+    // A window join of each minute's totals with themselves: both inputs through one repartition
+    // topic to a second stage, which pairs every category with every category of the minute.
+    rest: (totals) =>
+      totals
+        .join(totals)
+        .where((total) => total.windowStart)
+        .equalTo((total) => total.windowStart)
+        .window(TumblingEventTimeWindows.of(minutes(1)))
+        .apply((a, b) => joined(a, b)),
+  },
 };
 
-/** What the pipeline must write, by `category@windowStart` (one-stage) or `@windowStart` (two-stage). */
+/** A pair of a minute's totals, as the join kind writes it. */
+function joined(a: Total, b: Total): Total {
+  return { category: `${a.category}&${b.category}`, windowStart: a.windowStart, amount: a.amount - b.amount };
+}
+
+/** What the pipeline must write, by `category@windowStart` (one-stage), `@windowStart` (two-stage) or `a&b@windowStart` (join). */
 export function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrder[]): Map<string, number> {
   const totals = expectedTotals(orders, SCHEDULE_KINDS[kind].window);
   if (kind === 'one-stage') return totals;
+  if (kind === 'join') {
+    const pairs = new Map<string, number>();
+    for (const [keyA, amountA] of totals) {
+      for (const [keyB, amountB] of totals) {
+        const [categoryA, minute] = keyA.split('@');
+        const [categoryB, minuteB] = keyB.split('@');
+        if (minute === minuteB) pairs.set(`${categoryA ?? ''}&${categoryB ?? ''}@${minute ?? ''}`, amountA - amountB);
+      }
+    }
+    return pairs;
+  }
   const top = new Map<string, number>();
   for (const [key, amount] of totals) {
     const minute = `@${key.split('@')[1] ?? ''}`;
@@ -27,9 +55,9 @@ export function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrd
   return top;
 }
 
-/** What identifies one result: a category's window, or (two stages) a minute's top. */
+/** What identifies one result: a category's window (or a pair's), or (two stages) a minute's top. */
 export function resultKey(kind: ScheduleKind, total: Total): string {
-  return kind === 'one-stage' ? `${total.category}@${total.windowStart}` : `@${total.windowStart}`;
+  return kind === 'two-stage' ? `@${total.windowStart}` : `${total.category}@${total.windowStart}`;
 }
 
 /** Every difference between what was written and what was expected: each result exactly once, with its amount. */

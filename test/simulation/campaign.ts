@@ -38,6 +38,7 @@ export function replayCommand(config: ScheduleConfig): string {
   const flags = [`--replay ${config.seed}`];
   if (config.orders !== drawn.orders) flags.push(`--orders ${config.orders}`);
   if (config.faultSteps !== drawn.faultSteps) flags.push(`--fault-steps ${config.faultSteps}`);
+  if (config.kind !== drawn.kind) flags.push(`--kind ${config.kind}`);
   return `npm run simulate -- ${flags.join(' ')}`;
 }
 

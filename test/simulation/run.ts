@@ -3,8 +3,10 @@
 // one-line command that replays its shrunk schedule, and ends with `N passed, M failed`.
 // `npm run simulate -- --replay SEED [--orders N] [--fault-steps F]` runs one schedule again,
 // exactly, and prints its trace. `--no-shrink` reports failing seeds without shrinking them.
+// `--kind one-stage|two-stage|join` runs every schedule with that pipeline instead of the drawn one.
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import { SCHEDULE_KINDS, type ScheduleKind } from '../helpers/order-totals-kinds.js';
 import { runCampaign } from './campaign.js';
 import { drawSchedule, simulate } from './world.js';
 
@@ -18,6 +20,7 @@ const { values } = parseArgs({
     orders: { type: 'string' },
     'fault-steps': { type: 'string' },
     'no-shrink': { type: 'boolean', default: false },
+    kind: { type: 'string' },
   },
 });
 
@@ -31,7 +34,18 @@ function wholeNumber(name: string, text: string | undefined): number | undefined
   return value;
 }
 
+function scheduleKind(text: string | undefined): ScheduleKind | undefined {
+  if (text === undefined) return undefined;
+  if (!(text in SCHEDULE_KINDS)) {
+    process.stderr.write(`--kind takes one of ${Object.keys(SCHEDULE_KINDS).join(', ')}, not ${text}\n`);
+    process.exit(2);
+  }
+  return text as ScheduleKind;
+}
+
+const kind = scheduleKind(values.kind);
 const overrides = {
+  ...(kind === undefined ? {} : { kind }),
   ...(values.orders === undefined ? {} : { orders: wholeNumber('orders', values.orders) }),
   ...(values['fault-steps'] === undefined ? {} : { faultSteps: wholeNumber('fault-steps', values['fault-steps']) }),
 };

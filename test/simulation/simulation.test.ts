@@ -5,6 +5,7 @@ import { runCampaign } from './campaign.js';
 import { drawSchedule, simulate } from './world.js';
 
 const SCHEDULES = 2_000;
+const JOIN_SCHEDULES = 500;
 
 /**
  * For each fix, the first seed that failed among 2,000 with that fix reverted alone (the rest of
@@ -39,6 +40,14 @@ describe('the deterministic simulation', () => {
     expect(report.totals.rollbacks).toBeGreaterThan(50);
     expect(report.totals.checkpoints).toBeGreaterThan(10_000);
   }, 300_000);
+
+  it(`holds every invariant over ${JOIN_SCHEDULES} schedules of a window join (two inputs through one repartition topic)`, async () => {
+    const report = await runCampaign({ firstSeed: 1, schedules: JOIN_SCHEDULES, workers: 2, overrides: { kind: 'join' } });
+    expect(report.failures.map((f) => `seed ${f.seed}: ${f.problems.slice(0, 3).join('; ')} (${f.replay})`)).toEqual([]);
+    expect(report.ran).toBe(JOIN_SCHEDULES);
+    expect(report.totals.crashes).toBeGreaterThan(1_000);
+    expect(report.totals.rollbacks).toBeGreaterThan(10);
+  }, 120_000);
 
   it('replays a schedule exactly: the same seed gives the same interleaving', async () => {
     const config = drawSchedule(42);
