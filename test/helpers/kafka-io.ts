@@ -74,7 +74,9 @@ export async function consumeTopic(
     if (group.joined && messages.length >= expected && Date.now() - lastArrival >= settleMs) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  await consumer.disconnect();
+  // kafkajs's disconnect can wait forever on a group join still in flight, a known kafkajs behaviour;
+  // what was read is read by then, so it gets a bounded wait.
+  await Promise.race([consumer.disconnect(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
   return messages;
 }
 
