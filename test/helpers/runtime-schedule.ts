@@ -246,29 +246,37 @@ export async function runSchedule(
   const positions = new Map(shards.map((target) => [target, 0]));
   let redelivered = 0;
   let cut = 0;
+  /**
+   * One round of the event-source mapping: each shard's new committed records, now and then cut
+   * or delivered twice, or to two invocations at once. Returns how many it delivered.
+   */
+  const deliverRound = async (): Promise<number> => {
+    let delivered = 0;
+    for (const target of shards) {
+      const maxRecords = 20 + Math.floor(random() * 150);
+      const poll = await retried(`poll ${target.topic}-${target.partition}`, () =>
+        reader.readAvailable(target.topic, target.partition, positions.get(target) ?? 0, maxRecords),
+      );
+      let records = poll.records;
+      if (records.length === 0) continue;
+      delivered += records.length;
+      if (random() < 0.1 && records.length > 5) {
+        cut++;
+        records = records.slice(3);
+      }
+      await maybeTwice(() => invoke(target, records));
+      if (random() < 0.1) {
+        redelivered++;
+        await invoke(target, records);
+      }
+      positions.set(target, poll.next);
+      now += 500;
+    }
+    return delivered;
+  };
   try {
     for (let quietRounds = 0; quietRounds < 4; ) {
-      let delivered = 0;
-      for (const target of shards) {
-        const maxRecords = 20 + Math.floor(random() * 150);
-        const poll = await retried(`poll ${target.topic}-${target.partition}`, () =>
-          reader.readAvailable(target.topic, target.partition, positions.get(target) ?? 0, maxRecords),
-        );
-        let records = poll.records;
-        if (records.length === 0) continue;
-        delivered += records.length;
-        if (random() < 0.1 && records.length > 5) {
-          cut++;
-          records = records.slice(3);
-        }
-        await maybeTwice(() => invoke(target, records));
-        if (random() < 0.1) {
-          redelivered++;
-          await invoke(target, records);
-        }
-        positions.set(target, poll.next);
-        now += 500;
-      }
+      const delivered = await deliverRound();
       rounds++;
       if (options.restartBroker && (rounds === 2 || rounds === 5)) {
         brokerRestarts++;
@@ -279,10 +287,13 @@ export async function runSchedule(
     }
     // A rollback, a held-back slot or a catch-up each take a checkpoint or two more to reach the
     // output: the schedule ends once a few checkpoints have committed after the input went quiet.
+    // The mapping goes on delivering meanwhile, as Lambda's does: a later stage's input becomes
+    // readable only when the checkpoint that covers it commits.
     const quietCommitted = (await retried('coordinator record', () => coordinator.get())).committed;
     for (let round = 0; ; round++) {
+      const delivered = await deliverRound();
       const record = await retried('coordinator record', () => coordinator.get());
-      if (record.committed >= quietCommitted + plan.stages.length + 2 && (record.rollbacks ?? []).every((r) => r.done)) break;
+      if (delivered === 0 && record.committed >= quietCommitted + plan.stages.length + 2 && (record.rollbacks ?? []).every((r) => r.done)) break;
       // At rest, the coordinator triggers no more checkpoints: what it left must be the whole output.
       if (record.asleep) break;
       if (round === SETTLE_ROUNDS) {
