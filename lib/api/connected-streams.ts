@@ -1,3 +1,4 @@
+import { KeyedBroadcastProcessOperator } from '../operators/broadcast-operator.js';
 import { IntervalJoinOperator } from '../operators/interval-join-operator.js';
 import { MapOperator } from '../operators/basic-operators.js';
 import type {
@@ -7,14 +8,18 @@ import type {
   CoProcessFunction,
   Collector,
   JoinFunction,
+  KeyedBroadcastProcessFunction,
   KeyedCoProcessFunction,
   KeyedProcessFunction,
   KeySelector,
   ProcessJoinFunction,
   ProcessWindowFunction,
+  Timestamp,
 } from './functions.js';
 import { DataStream, type KeyedStream, type SingleOutputStreamOperator, type WindowedStream } from './datastream.js';
 import type { OutputTag } from './output-tag.js';
+import type { MapStateDescriptor } from './state.js';
+import { BROADCAST_KEY } from './transformations.js';
 import type { Evictor } from './evictors.js';
 import type { Trigger } from './triggers.js';
 import type { WindowAssigner } from './windows.js';
@@ -106,6 +111,51 @@ export class KeyedConnectedStreams<IN1, IN2, K> {
       ...(fn.onTimer ? { onTimer: fn.onTimer.bind(fn) } : {}),
     };
     return this.keyed().process<R, S>(both);
+  }
+}
+
+/** A stream whose every element reaches every shard of what it connects to, with the states it fills (Flink's `BroadcastStream<T>`). */
+export class BroadcastStream<T> {
+  constructor(
+    /** @internal */ readonly stream: DataStream<T>,
+    /** @internal */ readonly descriptors: readonly MapStateDescriptor<string | number, unknown>[],
+  ) {
+    if (descriptors.length === 0) throw new Error('broadcast(...) takes the MapStateDescriptor of each broadcast state it fills');
+  }
+}
+
+/** A keyed stream connected with a broadcast stream (Flink's `BroadcastConnectedStream`). */
+export class BroadcastConnectedStream<IN1, IN2, K> {
+  constructor(
+    private readonly keyed: KeyedStream<IN1, K>,
+    private readonly broadcast: BroadcastStream<IN2>,
+  ) {}
+
+  /**
+   * Runs `fn` over both: each broadcast element once on every shard, with the broadcast state
+   * to write; each keyed element with its key's state and timers, and the broadcast state to read.
+   */
+  process<R, S = void>(fn: KeyedBroadcastProcessFunction<K, IN1, IN2, R, S>): SingleOutputStreamOperator<R> {
+    const { stream: first, key } = unkeyed(this.keyed);
+    const env = first.getExecutionEnvironment();
+    const transformation = env.addTransformation({
+      kind: 'keyBy',
+      name: 'keyBy',
+      inputs: [tagged(first, this.broadcast.stream).transformation],
+      keySelector: (element) => {
+        const { input, value } = element as Tagged<IN1, IN2>;
+        return input === 1 ? key(value) : BROADCAST_KEY;
+      },
+      broadcast: true,
+    });
+    const descriptors = this.broadcast.descriptors;
+    return new DataStream<Tagged<IN1, IN2>>(env, transformation).addOperator<R, Timestamp>({
+      operatorKind: 'keyedBroadcastProcess',
+      description: `keyed broadcast process function, broadcast state ${descriptors.map((d) => d.name).join(', ')}`,
+      keyed: true,
+      factory: () =>
+        new KeyedBroadcastProcessOperator(fn, descriptors, env.getMaxParallelism()),
+    });
   }
 }
 

@@ -34,10 +34,12 @@ import type {
 } from './functions.js';
 import type { OutputTag } from './output-tag.js';
 import type { KafkaSink } from './sink.js';
-import type { AnyStateDescriptor } from './state.js';
+import type { AnyStateDescriptor, MapStateDescriptor } from './state.js';
 import type { Transformation } from './transformations.js';
 import type { WatermarkStrategy } from './watermark.js';
 import {
+  BroadcastConnectedStream,
+  BroadcastStream,
   coGroupedStreams,
   ConnectedStreams,
   IntervalJoin,
@@ -155,6 +157,14 @@ export class DataStream<T, TS extends Timestamp = Timestamp> {
       keySelector: selector as KeySelector<unknown, unknown>,
     });
     return new KeyedStream<T, K, TS>(this.env, transformation);
+  }
+
+  /**
+   * Sends every element to every shard of the keyed stream it is connected to, which keeps
+   * them in the broadcast states `descriptors` name (Flink's `broadcast(MapStateDescriptor...)`).
+   */
+  broadcast(...descriptors: MapStateDescriptor<string | number, unknown>[]): BroadcastStream<T> {
+    return new BroadcastStream<T>(this, descriptors);
   }
 
   /** Brings another stream, of any type, to one function of two inputs (Flink's `connect`). */
@@ -321,8 +331,12 @@ export class KeyedStream<T, K, TS extends Timestamp = Timestamp> extends DataStr
    * with its state and timers. With a non-keyed one, as `DataStream.connect`.
    */
   override connect<T2>(other: KeyedStream<T2, K>): KeyedConnectedStreams<T, T2, K>;
+  override connect<T2>(other: BroadcastStream<T2>): BroadcastConnectedStream<T, T2, K>;
   override connect<T2>(other: DataStream<T2>): ConnectedStreams<T, T2>;
-  override connect<T2>(other: DataStream<T2>): ConnectedStreams<T, T2> | KeyedConnectedStreams<T, T2, K> {
+  override connect<T2>(
+    other: DataStream<T2> | BroadcastStream<T2>,
+  ): ConnectedStreams<T, T2> | KeyedConnectedStreams<T, T2, K> | BroadcastConnectedStream<T, T2, K> {
+    if (other instanceof BroadcastStream) return new BroadcastConnectedStream(this, other);
     return other instanceof KeyedStream ? ConnectedStreams.ofKeyed(this, other as KeyedStream<T2, K>) : super.connect(other);
   }
 

@@ -166,3 +166,41 @@ export type JoinFunction<IN1, IN2, OUT> = (first: IN1, second: IN2) => OUT;
 
 /** Called once per key and window with both inputs' elements (either may be empty), as Flink's `CoGroupFunction`. */
 export type CoGroupFunction<IN1, IN2, OUT> = (first: readonly IN1[], second: readonly IN2[], out: Collector<OUT>) => void;
+
+/** A broadcast state as the keyed side sees it, as Flink's `ReadOnlyBroadcastState`. */
+export interface ReadOnlyBroadcastState<K extends string | number, V> {
+  get(key: K): V | undefined;
+  contains(key: K): boolean;
+  entries(): [K, V][];
+}
+
+/** A broadcast state as the broadcast side writes it, as Flink's `BroadcastState`. */
+export interface BroadcastState<K extends string | number, V> extends ReadOnlyBroadcastState<K, V> {
+  put(key: K, value: V): void;
+  remove(key: K): void;
+  clear(): void;
+}
+
+/** What the keyed side of a broadcast connection may read: its key's context, and the broadcast state. */
+export interface KeyedBroadcastReadOnlyContext<K, S = void> extends KeyedProcessContext<K, S> {
+  readonly getBroadcastState: <BK extends string | number, BV>(descriptor: MapStateDescriptor<BK, BV>) => ReadOnlyBroadcastState<BK, BV>;
+}
+
+/** What a broadcast element's function may do: write the broadcast state, and emit. */
+export interface BroadcastContext {
+  readonly timestamp: number | undefined;
+  readonly output: <X>(tag: OutputTag<X>, value: X) => void;
+  readonly getBroadcastState: <BK extends string | number, BV>(descriptor: MapStateDescriptor<BK, BV>) => BroadcastState<BK, BV>;
+}
+
+/**
+ * A keyed stream connected with a broadcast stream, as Flink's `KeyedBroadcastProcessFunction`:
+ * every broadcast element reaches every shard, which keeps the broadcast state; the keyed side
+ * reads it with its key's state and timers.
+ */
+export interface KeyedBroadcastProcessFunction<K, IN1, IN2, OUT, S = void> {
+  open?(state: RuntimeContext): S;
+  processElement(value: IN1, context: KeyedBroadcastReadOnlyContext<K, S>, out: Collector<OUT>): void;
+  processBroadcastElement(value: IN2, context: BroadcastContext, out: Collector<OUT>): void;
+  onTimer?(timestamp: number, context: OnTimerContext<K, S> & Pick<KeyedBroadcastReadOnlyContext<K, S>, 'getBroadcastState'>, out: Collector<OUT>): void;
+}

@@ -1,6 +1,8 @@
 // Sluice's DataStream API: Flink's names, TypeScript's idioms.
 export { AllWindowedStream, DataStream, DataStreamSink, KeyedStream, SingleOutputStreamOperator, WindowedStream, type NumericField } from './datastream.js';
 export {
+  BroadcastConnectedStream,
+  BroadcastStream,
   CoGroupedWindow,
   ConnectedStreams,
   IntervalJoin,
@@ -20,6 +22,8 @@ export {
 } from './environment.js';
 export type {
   AggregateFunction,
+  BroadcastContext,
+  BroadcastState,
   CoFlatMapFunction,
   CoGroupFunction,
   Collector,
@@ -29,6 +33,8 @@ export type {
   FilterFunction,
   FlatMapFunction,
   JoinFunction,
+  KeyedBroadcastProcessFunction,
+  KeyedBroadcastReadOnlyContext,
   KeyedCoProcessFunction,
   KeyedProcessContext,
   KeyedProcessFunction,
@@ -41,6 +47,7 @@ export type {
   ProcessJoinContext,
   ProcessJoinFunction,
   ProcessWindowFunction,
+  ReadOnlyBroadcastState,
   ReduceFunction,
   RuntimeContext,
   TimerService,

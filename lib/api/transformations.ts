@@ -44,7 +44,15 @@ export interface KeyByTransformation extends BaseTransformation {
   readonly keySelector: KeySelector<unknown, unknown>;
   /** `windowAll`'s: every element to one key, through a repartition topic of one partition. */
   readonly allToOne?: true;
+  /**
+   * A keyed stream connected with a broadcast stream: elements whose key is {@link BROADCAST_KEY}
+   * go to every partition of the repartition topic, each shard keeping the broadcast state there.
+   */
+  readonly broadcast?: true;
 }
+
+/** The key of broadcast elements, and of each shard's copy of the broadcast state: no user key is this string. */
+export const BROADCAST_KEY = '\u0000sluice-broadcast';
 
 export interface UnionTransformation extends BaseTransformation {
   readonly kind: 'union';

@@ -55,7 +55,8 @@ interface StageBuilder {
 }
 
 function inPlace(context: Context, keyBy: KeyByTransformation): boolean {
-  if (keyBy.allToOne || context.keyBy === 'mixed') return false;
+  // A broadcast reaches every partition only through a repartition topic that the stage writes.
+  if (keyBy.allToOne || keyBy.broadcast || context.keyBy === 'mixed') return false;
   if (context.keyBy) return context.keyBy.keySelector === keyBy.keySelector;
   return context.stage.input.kind === 'source' && context.stage.input.partitionedByRecordKey;
 }

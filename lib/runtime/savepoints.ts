@@ -1,3 +1,4 @@
+import { BROADCAST_KEY } from '../api/transformations.js';
 import type { TransactionCommitter } from '../kafka/clients.js';
 import { TransactionLostError } from '../kafka/errors.js';
 import { partitionForKey } from '../kafka/partitioning.js';
@@ -264,7 +265,9 @@ async function redistribute(
   for (const entry of entries) {
     const executor = entry.executor as ExecutorSnapshot | null;
     for (const { key: k, state } of (await readShardState(options.snapshots, entry.state, options.plan.maxParallelism)).values()) {
-      shardOfKey(entry.topic, k).keys.set(k.serialized, { key: k, state });
+      // Each shard keeps its own copy of the broadcast state; a repartition stage keeps its shards.
+      const shard = k.value === BROADCAST_KEY ? restored.get(key(entry)) : shardOfKey(entry.topic, k);
+      shard?.keys.set(k.serialized, { key: k, state });
     }
     for (const timer of executor?.timers ?? []) shardOfKey(entry.topic, timer.key).timers.push(timer);
     const same = restored.get(key(entry));

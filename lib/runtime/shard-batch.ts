@@ -1,3 +1,4 @@
+import { BROADCAST_KEY } from '../api/transformations.js';
 import type { KafkaRecord } from '../kafka/records.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
@@ -253,6 +254,10 @@ class KeyStateLimitError extends Error {
   }
 }
 
+function receivesBroadcast(stage: Stage): boolean {
+  return stage.input.kind === 'repartition' && stage.input.keyBy.broadcast === true;
+}
+
 function hasKeyedState(stage: Stage): boolean {
   return stage.nodes.some((node) => node.role === 'operator' && node.transformation.keyed);
 }
@@ -332,7 +337,12 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
       const snapshotTimers = (progress.executor?.timers ?? []).filter(
         (t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER),
       );
-      keysRead += await load([...candidateKeys(accepted, plan.maxParallelism), ...snapshotTimers.map((t) => t.key)]);
+      keysRead += await load([
+        ...candidateKeys(accepted, plan.maxParallelism),
+        ...snapshotTimers.map((t) => t.key),
+        // The shard's copy of the broadcast state, which its keyed elements read whatever their key.
+        ...(receivesBroadcast(stage) ? [keyRef(BROADCAST_KEY, plan.maxParallelism)] : []),
+      ]);
     }
 
     const executor = new StageExecutor({

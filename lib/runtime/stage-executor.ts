@@ -1,6 +1,7 @@
 import type { OutputTag } from '../api/output-tag.js';
 import { parseJson, RedactableError } from '../api/record-contents.js';
 import type { KafkaSink } from '../api/sink.js';
+import { BROADCAST_KEY } from '../api/transformations.js';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../api/time.js';
 import type { WatermarkEmission, WatermarkGenerator, WatermarkOutput, WatermarkStrategy } from '../api/watermark.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
@@ -398,7 +399,7 @@ export class StageExecutor {
         this.writeToSink(node.name, node.transformation.sink, record);
         return;
       case 'repartition':
-        this.writeToRepartition(node.topic, node.transformation.keySelector, record);
+        this.writeToRepartition(node, record);
         return;
       default:
         runtime.output.collect(record);
@@ -429,15 +430,23 @@ export class StageExecutor {
     this.count('recordsOut');
   }
 
-  private writeToRepartition(topic: string, selector: (value: unknown) => unknown, record: StreamRecord): void {
-    const key = keyRef(selector(record.value), this.options.plan.maxParallelism);
+  private writeToRepartition(node: Extract<PlanNode, { role: 'repartition' }>, record: StreamRecord): void {
+    const { topic, partitions, transformation } = node;
+    const selected = transformation.keySelector(record.value);
+    const key = keyRef(selected, this.options.plan.maxParallelism);
     const value: RepartitionValue = { v: record.value, t: record.timestamp ?? null };
     // The event time travels in the value; the record keeps the broker's write time, so time
     // retention never deletes a record the next stage has yet to read because its events are old.
     // The source record's position rides along, for a later stage's dead letters; output of a
     // timer or a window comes from no one record, and carries none.
     const headers = this.currentRecord ? sourcePosition(this.currentRecord) : [];
-    this.outputs.repartitions.push(this.withinLimit({ topic, key: keyAsRecordKey(key), value: JSON.stringify(value), headers }));
+    const written = { topic, key: keyAsRecordKey(key), value: JSON.stringify(value), headers };
+    if (transformation.broadcast && selected === BROADCAST_KEY) {
+      // A broadcast element, to every shard of the next stage, in the same transaction as the rest.
+      for (let partition = 0; partition < partitions; partition++) this.outputs.repartitions.push(this.withinLimit({ ...written, partition }));
+    } else {
+      this.outputs.repartitions.push(this.withinLimit(written));
+    }
   }
 
   /**

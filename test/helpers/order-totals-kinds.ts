@@ -1,10 +1,14 @@
 // The shapes of the order-totals pipeline that fault schedules and the simulation run, with
 // what each must write, computed by plain loops.
-import { minutes, TumblingEventTimeWindows } from '../../lib/api/index.js';
+import { MapStateDescriptor, minutes, TumblingEventTimeWindows, type MapState } from '../../lib/api/index.js';
 import { expectedTotals, type GeneratedOrder } from './orders.js';
 import type { OrderTotalsOptions, Total } from './pipelines.js';
 
-export type ScheduleKind = 'one-stage' | 'two-stage' | 'join';
+export type ScheduleKind = 'one-stage' | 'two-stage' | 'join' | 'broadcast';
+
+/** The category whose totals the broadcast kind sends to every shard, as the reference of each minute. */
+const REFERENCE_CATEGORY = 'category-0';
+const REFERENCES = new MapStateDescriptor<number, number>('references');
 
 export const SCHEDULE_KINDS: Record<ScheduleKind, { window: number; rest: OrderTotalsOptions['rest'] }> = {
   'one-stage': { window: minutes(5), rest: (totals) => totals },
@@ -25,6 +29,32 @@ export const SCHEDULE_KINDS: Record<ScheduleKind, { window: number; rest: OrderT
         .window(TumblingEventTimeWindows.of(minutes(1)))
         .apply((a, b) => joined(a, b)),
   },
+  broadcast: {
+    window: minutes(1),
+    // Each minute's total of the reference category broadcast to every shard of a second stage,
+    // where every other category's total of the minute is written less it, once the minute is over.
+    rest: (totals) =>
+      totals
+        .filter((total) => total.category !== REFERENCE_CATEGORY)
+        .keyBy((total) => total.category)
+        .connect(totals.filter((total) => total.category === REFERENCE_CATEGORY).broadcast(REFERENCES))
+        .process<Total, { totals: MapState<number, number> }>({
+          open: (state) => ({ totals: state.getMapState(new MapStateDescriptor<number, number>('totals')) }),
+          processElement(total, { state, timerService }) {
+            state.totals.put(total.windowStart, total.amount);
+            timerService().registerEventTimeTimer(total.windowStart + minutes(1));
+          },
+          processBroadcastElement(reference, { getBroadcastState }) {
+            getBroadcastState(REFERENCES).put(reference.windowStart, reference.amount);
+          },
+          onTimer(timestamp, { state, getBroadcastState, getCurrentKey }, out) {
+            const windowStart = timestamp - minutes(1);
+            const amount = state.totals.get(windowStart) ?? 0;
+            state.totals.remove(windowStart);
+            out.collect({ category: getCurrentKey(), windowStart, amount: amount - (getBroadcastState(REFERENCES).get(windowStart) ?? 0) });
+          },
+        }),
+  },
 };
 
 /** A pair of a minute's totals, as the join kind writes it. */
@@ -32,10 +62,18 @@ function joined(a: Total, b: Total): Total {
   return { category: `${a.category}&${b.category}`, windowStart: a.windowStart, amount: a.amount - b.amount };
 }
 
-/** What the pipeline must write, by `category@windowStart` (one-stage), `@windowStart` (two-stage) or `a&b@windowStart` (join). */
+/** What the pipeline must write, by `category@windowStart` (one-stage, broadcast), `@windowStart` (two-stage) or `a&b@windowStart` (join). */
 export function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrder[]): Map<string, number> {
   const totals = expectedTotals(orders, SCHEDULE_KINDS[kind].window);
   if (kind === 'one-stage') return totals;
+  if (kind === 'broadcast') {
+    const lessReference = new Map<string, number>();
+    for (const [key, amount] of totals) {
+      const [category, minute] = key.split('@');
+      if (category !== REFERENCE_CATEGORY) lessReference.set(key, amount - (totals.get(`${REFERENCE_CATEGORY}@${minute ?? ''}`) ?? 0));
+    }
+    return lessReference;
+  }
   if (kind === 'join') {
     const pairs = new Map<string, number>();
     for (const [keyA, amountA] of totals) {

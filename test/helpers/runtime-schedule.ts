@@ -10,6 +10,7 @@ import { listCheckpoints } from '../../lib/snapshot/checkpoint-state.js';
 import { ensureBucket, S3SnapshotStore } from '../../lib/snapshot/s3-store.js';
 import { connectKafka, createRecordWriter, type KafkaAdmin, type KafkaRecord } from '../../lib/kafka/index.js';
 import { planPipeline } from '../../lib/plan/planner.js';
+import { planTopics } from '../../lib/plan/topics.js';
 import { commitCompletedCheckpoints, listShards, runCoordinator, type ShardTarget } from '../../lib/runtime/coordinator.js';
 import { Processor, type ProcessorStep } from '../../lib/runtime/processor.js';
 import { DynamoCoordinatorStore, type CoordinatorRecord } from '../../lib/state/coordinator-store.js';
@@ -128,10 +129,11 @@ export async function runSchedule(
   const jitter = seededRandom(seed + 0x9e3779b9);
   const name = uniqueName('eo');
   const input = `${name}-orders`;
+  const plan = planPipeline(orderTotalsPipeline({ name, input, brokers, ...SCHEDULE_KINDS[kind] }));
   await admin.ensureTopics([
     { topic: input, partitions: PARTITIONS },
     { topic: `${name}-out`, partitions: 2 },
-    { topic: `${name}-keyBy-2-repartition`, partitions: 2 },
+    ...planTopics(plan).repartitions.map(({ topic, partitions }) => ({ topic, partitions })),
   ]);
   const orders = generateOrders({ count: options.orders ?? 3_000, seed, categories: 6 });
   const producer = createRecordWriter('AT_LEAST_ONCE', { brokers });
@@ -146,7 +148,6 @@ export async function runSchedule(
   await producer.flush();
   await producer.close();
 
-  const plan = planPipeline(orderTotalsPipeline({ name, input, brokers, ...SCHEDULE_KINDS[kind] }));
   const client = createDocumentClient({ ...environment.dynamo, maxAttempts: 10 });
   await ensureStateTable(client, name);
   const dynamoFaults = { throttled: 0, ambiguous: 0 };

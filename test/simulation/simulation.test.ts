@@ -5,7 +5,7 @@ import { runCampaign } from './campaign.js';
 import { drawSchedule, simulate } from './world.js';
 
 const SCHEDULES = 2_000;
-const JOIN_SCHEDULES = 500;
+const TWO_INPUT_SCHEDULES = 500;
 
 /**
  * For each fix, the first seed that failed among 2,000 with that fix reverted alone (the rest of
@@ -41,10 +41,13 @@ describe('the deterministic simulation', () => {
     expect(report.totals.checkpoints).toBeGreaterThan(10_000);
   }, 300_000);
 
-  it(`holds every invariant over ${JOIN_SCHEDULES} schedules of a window join (two inputs through one repartition topic)`, async () => {
-    const report = await runCampaign({ firstSeed: 1, schedules: JOIN_SCHEDULES, workers: 2, overrides: { kind: 'join' } });
+  it.each([
+    ['a window join', 'join'],
+    ['a broadcast to a keyed stage', 'broadcast'],
+  ] as const)(`holds every invariant over ${TWO_INPUT_SCHEDULES} schedules of %s (two inputs through one repartition topic)`, async (_, kind) => {
+    const report = await runCampaign({ firstSeed: 1, schedules: TWO_INPUT_SCHEDULES, workers: 2, overrides: { kind } });
     expect(report.failures.map((f) => `seed ${f.seed}: ${f.problems.slice(0, 3).join('; ')} (${f.replay})`)).toEqual([]);
-    expect(report.ran).toBe(JOIN_SCHEDULES);
+    expect(report.ran).toBe(TWO_INPUT_SCHEDULES);
     expect(report.totals.crashes).toBeGreaterThan(1_000);
     expect(report.totals.rollbacks).toBeGreaterThan(10);
   }, 120_000);

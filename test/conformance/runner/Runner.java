@@ -20,7 +20,8 @@ import org.apache.flink.util.Collector;
  * periodic watermarks), and Flink's final watermark at the end of the bounded input. Writes
  * each output record as `timestamp<TAB>value` to the file given beside the scenario's folder.
  * An {@link OperatorScenario} runs in Flink's keyed operator test harness instead (Harnessed),
- * and a {@link TwoInputScenario} in its two-input one (TwoInputs).
+ * a {@link TwoInputScenario} in its two-input one (TwoInputs), and a {@link BroadcastScenario}
+ * in its keyed broadcast one (Broadcast).
  * Usage: Runner <scenario-folder> <ClassName> <output-file> [...].
  */
 public final class Runner {
@@ -32,6 +33,7 @@ public final class Runner {
       for (String line : Files.readAllLines(folder.resolve("input.csv"))) if (!line.isBlank() && !line.startsWith("#")) input.add(InputLine.parse(line.trim()));
       List<String> lines = scenario instanceof OperatorScenario harnessed ? Harnessed.run(harnessed, input)
           : scenario instanceof TwoInputScenario twoInputs ? TwoInputs.run(twoInputs, input)
+          : scenario instanceof BroadcastScenario broadcast ? Broadcast.run(broadcast, input)
           : run((Scenario) scenario, input);
       Files.write(Path.of(args[i + 2]), lines);
     }

@@ -1,0 +1,34 @@
+package dev.sluice.conformance;
+
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+
+/** Runs a {@link BroadcastScenario} in Flink's keyed broadcast operator test harness. */
+final class Broadcast {
+  private Broadcast() {}
+
+  static List<String> run(BroadcastScenario scenario, List<InputLine> input) throws Exception {
+    try (KeyedBroadcastOperatorTestHarness<String, Event, Event, String> harness =
+        ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(scenario.function(), scenario.key(), Types.STRING, scenario.broadcastStates())) {
+      for (InputLine line : input) {
+        switch (line.kind()) {
+          case EVENT -> {
+            if (Event.first(line.event())) harness.processElement(line.event(), line.event().timestamp);
+            else harness.processBroadcastElement(line.event(), line.event().timestamp);
+          }
+          case WATERMARK -> {
+            harness.processWatermark(line.time());
+            harness.processBroadcastWatermark(line.time());
+          }
+          default -> throw new IllegalArgumentException("A broadcast scenario takes events and watermarks");
+        }
+      }
+      harness.processWatermark(Watermark.MAX_WATERMARK);
+      harness.processBroadcastWatermark(Watermark.MAX_WATERMARK);
+      return Harnessed.printed(harness.getOutput());
+    }
+  }
+}
