@@ -1,6 +1,6 @@
-// `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60] [--orders 3000] [--restart-broker]`:
-// runs fault schedules of the serverless runtime (test/helpers/runtime-schedule.ts), alternating
-// one-stage and two-stage pipelines, against the local broker (or KAFKA_BROKERS), an embedded
+// `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60] [--orders 3000] [--restart-broker] [--kinds join,broadcast]`:
+// runs fault schedules of the serverless runtime (test/helpers/runtime-schedule.ts), taking the
+// pipelines of --kinds in turn (one-stage and two-stage unless it says otherwise), against the local broker (or KAFKA_BROKERS), an embedded
 // dynalite and s3rver; with --restart-broker, the local broker (the one on KAFKA_BROKERS' port,
 // when that is this machine) is killed with SIGKILL and started again twice in each schedule.
 // With --offline-kills, the schedules are process-level instead (test/helpers/offline-kill-schedule.ts):
@@ -15,6 +15,7 @@ import { brokersFromEnvironment, KafkaAdmin } from '../../lib/kafka/index.js';
 import { startDynamoDbEmulator, startS3Emulator } from '../../lib/offline/emulators.js';
 import { acquireBrokers, startLocalBroker, stopLocalBroker } from '../../lib/offline/kafka-broker.js';
 import { runOfflineKillSchedule } from '../helpers/offline-kill-schedule.js';
+import { SCHEDULE_KINDS } from '../helpers/order-totals-kinds.js';
 import { runSchedule, type ScheduleKind } from '../helpers/runtime-schedule.js';
 
 const { values } = parseArgs({
@@ -25,9 +26,17 @@ const { values } = parseArgs({
     orders: { type: 'string', default: '3000' },
     'restart-broker': { type: 'boolean', default: false },
     'offline-kills': { type: 'boolean', default: false },
+    kinds: { type: 'string', default: 'one-stage,two-stage' },
   },
 });
 const schedules = Number(values.schedules);
+const kinds = values.kinds.split(',').map((kind) => {
+  if (!(kind in SCHEDULE_KINDS)) {
+    process.stderr.write(`--kinds takes some of ${Object.keys(SCHEDULE_KINDS).join(', ')}, not ${kind}\n`);
+    process.exit(2);
+  }
+  return kind as ScheduleKind;
+});
 const firstSeed = Number(values.seed);
 const deadline = Date.now() + Number(values.minutes) * 60_000;
 
@@ -106,7 +115,7 @@ let checkpoints = 0;
 try {
   for (let i = 0; i < schedules && Date.now() < deadline; i++) {
     const seed = firstSeed + i;
-    const kind: ScheduleKind = i % 2 === 0 ? 'one-stage' : 'two-stage';
+    const kind = kinds[i % kinds.length] as ScheduleKind;
     ran++;
     const result = await runSchedule({ brokers, admin, dynamo: dynamo.clientOptions, s3: s3.clientOptions }, kind, seed, scheduleOptions).catch((error: unknown) => {
       failed++;
