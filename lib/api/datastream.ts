@@ -199,10 +199,7 @@ export class DataStream<T, TS extends Timestamp = Timestamp> {
 
   /** `countWindow` over the whole stream: see {@link KeyedStream.countWindow} and {@link windowAll}. */
   countWindowAll(size: number, slide?: number): AllWindowedStream<T> {
-    const windowed = this.windowAll(GlobalWindows.create());
-    return slide === undefined
-      ? windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
-      : windowed.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide));
+    return countWindowOf(this.windowAll(GlobalWindows.create()), size, slide);
   }
 
   /** Merges streams of the same type; the watermark is the minimum over the inputs. */
@@ -351,10 +348,7 @@ export class KeyedStream<T, K, TS extends Timestamp = Timestamp> extends DataStr
    * they are global windows with count triggers, and fire never at the end of input.
    */
   countWindow(size: number, slide?: number): WindowedStream<T, K> {
-    const windowed = this.window(GlobalWindows.create());
-    return slide === undefined
-      ? windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
-      : windowed.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide));
+    return countWindowOf(this.window(GlobalWindows.create()), size, slide);
   }
 }
 
@@ -476,6 +470,13 @@ export class WindowedStream<T, K> {
   }
 }
 
+
+/** Global windows made count windows, as Flink's `countWindow`: a purging count trigger, or a count trigger and evictor. */
+function countWindowOf<W extends { trigger(trigger: Trigger<never>): W; evictor(evictor: Evictor<never>): W }>(windowed: W, size: number, slide?: number): W {
+  return slide === undefined
+    ? windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
+    : windowed.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide));
+}
 
 /** The one key of `windowAll`'s elements. */
 const ALL_ELEMENTS_KEY = 0;
