@@ -1,7 +1,9 @@
 import { KeyedBroadcastProcessOperator } from '../operators/broadcast-operator.js';
 import { IntervalJoinOperator } from '../operators/interval-join-operator.js';
 import { MapOperator } from '../operators/basic-operators.js';
+import type { StreamOperator } from '../operators/operator.js';
 import type {
+  BroadcastProcessFunction,
   CoFlatMapFunction,
   CoGroupFunction,
   CoMapFunction,
@@ -19,7 +21,7 @@ import type {
 import { DataStream, type KeyedStream, type SingleOutputStreamOperator, type WindowedStream } from './datastream.js';
 import type { OutputTag } from './output-tag.js';
 import type { MapStateDescriptor } from './state.js';
-import { BROADCAST_KEY } from './transformations.js';
+import { BROADCAST_KEY, FORWARD_KEY } from './transformations.js';
 import type { Evictor } from './evictors.js';
 import type { Trigger } from './triggers.js';
 import type { WindowAssigner } from './windows.js';
@@ -124,37 +126,83 @@ export class BroadcastStream<T> {
   }
 }
 
-/** A keyed stream connected with a broadcast stream (Flink's `BroadcastConnectedStream`). */
-export class BroadcastConnectedStream<IN1, IN2, K> {
+/**
+ * Both sides through one repartition topic to a new stage, which runs `operator`: the first
+ * side's elements by their key or forward, and each broadcast element to every partition.
+ */
+function connectBroadcast<IN1, IN2, R>(
+  stream: DataStream<IN1>,
+  broadcast: BroadcastStream<IN2>,
+  first: { key: KeySelector<IN1, unknown>; routing: 'keyed' | 'forward' },
+  operator: { kind: string; function: string; factory: (maxParallelism: number) => StreamOperator },
+): SingleOutputStreamOperator<R> {
+  const env = stream.getExecutionEnvironment();
+  const transformation = env.addTransformation({
+    kind: 'keyBy',
+    name: 'keyBy',
+    inputs: [tagged(stream, broadcast.stream).transformation],
+    keySelector: (element) => {
+      const { input, value } = element as Tagged<IN1, IN2>;
+      return input === 1 ? first.key(value) : BROADCAST_KEY;
+    },
+    broadcast: first.routing,
+  });
+  return new DataStream<Tagged<IN1, IN2>>(env, transformation).addOperator<R, Timestamp>({
+    operatorKind: operator.kind,
+    description: `${operator.function}, broadcast state ${broadcast.descriptors.map((d) => d.name).join(', ')}`,
+    keyed: true,
+    factory: () => operator.factory(env.getMaxParallelism()),
+  });
+}
+
+/**
+ * A non-keyed stream connected with a broadcast stream (Flink's `BroadcastConnectedStream` over a
+ * `DataStream`). Its elements stay with the shard their record came from, as Flink forwards them
+ * to the same subtask: each crosses the repartition topic to the partition whose number is its
+ * record's, where the shard's copy of the broadcast state is read.
+ */
+export class BroadcastConnectedStream<IN1, IN2> {
+  constructor(
+    private readonly stream: DataStream<IN1>,
+    protected readonly broadcast: BroadcastStream<IN2>,
+  ) {}
+
+  /** Runs `fn` over both: each broadcast element once on every shard, to write the broadcast state; each other element once, to read it. */
+  process<R>(fn: BroadcastProcessFunction<IN1, IN2, R>): SingleOutputStreamOperator<R> {
+    const descriptors = this.broadcast.descriptors;
+    const onShard: KeyedBroadcastProcessFunction<string, IN1, IN2, R> = {
+      processElement: (value, { timestamp, output, currentWatermark, currentProcessingTime, getBroadcastState }, out) =>
+        fn.processElement(value, { timestamp, output, currentWatermark, currentProcessingTime, getBroadcastState }, out),
+      processBroadcastElement: (value, context, out) => fn.processBroadcastElement(value, context, out),
+    };
+    return connectBroadcast(this.stream, this.broadcast, { key: () => FORWARD_KEY, routing: 'forward' }, {
+      kind: 'broadcastProcess',
+      function: 'broadcast process function',
+      factory: (maxParallelism) => new KeyedBroadcastProcessOperator(onShard, descriptors, maxParallelism),
+    });
+  }
+}
+
+/** A keyed stream connected with a broadcast stream (Flink's `BroadcastConnectedStream` over a `KeyedStream`). */
+export class KeyedBroadcastConnectedStream<IN1, IN2, K> extends BroadcastConnectedStream<IN1, IN2> {
   constructor(
     private readonly keyed: KeyedStream<IN1, K>,
-    private readonly broadcast: BroadcastStream<IN2>,
-  ) {}
+    broadcast: BroadcastStream<IN2>,
+  ) {
+    super(keyed, broadcast);
+  }
 
   /**
    * Runs `fn` over both: each broadcast element once on every shard, with the broadcast state
    * to write; each keyed element with its key's state and timers, and the broadcast state to read.
    */
-  process<R, S = void>(fn: KeyedBroadcastProcessFunction<K, IN1, IN2, R, S>): SingleOutputStreamOperator<R> {
-    const { stream: first, key } = unkeyed(this.keyed);
-    const env = first.getExecutionEnvironment();
-    const transformation = env.addTransformation({
-      kind: 'keyBy',
-      name: 'keyBy',
-      inputs: [tagged(first, this.broadcast.stream).transformation],
-      keySelector: (element) => {
-        const { input, value } = element as Tagged<IN1, IN2>;
-        return input === 1 ? key(value) : BROADCAST_KEY;
-      },
-      broadcast: true,
-    });
+  override process<R, S = void>(fn: KeyedBroadcastProcessFunction<K, IN1, IN2, R, S>): SingleOutputStreamOperator<R> {
+    const { stream, key } = unkeyed(this.keyed);
     const descriptors = this.broadcast.descriptors;
-    return new DataStream<Tagged<IN1, IN2>>(env, transformation).addOperator<R, Timestamp>({
-      operatorKind: 'keyedBroadcastProcess',
-      description: `keyed broadcast process function, broadcast state ${descriptors.map((d) => d.name).join(', ')}`,
-      keyed: true,
-      factory: () =>
-        new KeyedBroadcastProcessOperator(fn, descriptors, env.getMaxParallelism()),
+    return connectBroadcast(stream, this.broadcast, { key, routing: 'keyed' }, {
+      kind: 'keyedBroadcastProcess',
+      function: 'keyed broadcast process function',
+      factory: (maxParallelism) => new KeyedBroadcastProcessOperator(fn, descriptors, maxParallelism),
     });
   }
 }

@@ -40,6 +40,7 @@ import type { WatermarkStrategy } from './watermark.js';
 import {
   BroadcastConnectedStream,
   BroadcastStream,
+  KeyedBroadcastConnectedStream,
   coGroupedStreams,
   ConnectedStreams,
   IntervalJoin,
@@ -160,15 +161,21 @@ export class DataStream<T, TS extends Timestamp = Timestamp> {
   }
 
   /**
-   * Sends every element to every shard of the keyed stream it is connected to, which keeps
-   * them in the broadcast states `descriptors` name (Flink's `broadcast(MapStateDescriptor...)`).
+   * Sends every element to every shard of the stream it is connected to, which keeps them in
+   * the broadcast states `descriptors` name (Flink's `broadcast(MapStateDescriptor...)`).
    */
   broadcast(...descriptors: MapStateDescriptor<string | number, unknown>[]): BroadcastStream<T> {
     return new BroadcastStream<T>(this, descriptors);
   }
 
-  /** Brings another stream, of any type, to one function of two inputs (Flink's `connect`). */
-  connect<T2>(other: DataStream<T2>): ConnectedStreams<T, T2> {
+  /**
+   * Brings another stream, of any type, to one function of two inputs (Flink's `connect`). With a
+   * broadcast stream, a `BroadcastProcessFunction` sees every broadcast element on every shard.
+   */
+  connect<T2>(other: BroadcastStream<T2>): BroadcastConnectedStream<T, T2>;
+  connect<T2>(other: DataStream<T2>): ConnectedStreams<T, T2>;
+  connect<T2>(other: DataStream<T2> | BroadcastStream<T2>): ConnectedStreams<T, T2> | BroadcastConnectedStream<T, T2> {
+    if (other instanceof BroadcastStream) return new BroadcastConnectedStream(this, other);
     return new ConnectedStreams<T, T2>(this, other);
   }
 
@@ -328,12 +335,12 @@ export class KeyedStream<T, K, TS extends Timestamp = Timestamp> extends DataStr
    * with its state and timers. With a non-keyed one, as `DataStream.connect`.
    */
   override connect<T2>(other: KeyedStream<T2, K>): KeyedConnectedStreams<T, T2, K>;
-  override connect<T2>(other: BroadcastStream<T2>): BroadcastConnectedStream<T, T2, K>;
+  override connect<T2>(other: BroadcastStream<T2>): KeyedBroadcastConnectedStream<T, T2, K>;
   override connect<T2>(other: DataStream<T2>): ConnectedStreams<T, T2>;
   override connect<T2>(
     other: DataStream<T2> | BroadcastStream<T2>,
-  ): ConnectedStreams<T, T2> | KeyedConnectedStreams<T, T2, K> | BroadcastConnectedStream<T, T2, K> {
-    if (other instanceof BroadcastStream) return new BroadcastConnectedStream(this, other);
+  ): ConnectedStreams<T, T2> | KeyedConnectedStreams<T, T2, K> | KeyedBroadcastConnectedStream<T, T2, K> {
+    if (other instanceof BroadcastStream) return new KeyedBroadcastConnectedStream(this, other);
     return other instanceof KeyedStream ? ConnectedStreams.ofKeyed(this, other as KeyedStream<T2, K>) : super.connect(other);
   }
 

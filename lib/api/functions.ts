@@ -183,14 +183,27 @@ export interface BroadcastState<K extends string | number, V> extends ReadOnlyBr
 
 /** What the keyed side of a broadcast connection may read: its key's context, and the broadcast state. */
 export interface KeyedBroadcastReadOnlyContext<K, S = void> extends KeyedProcessContext<K, S> {
+  readonly currentWatermark: () => number;
+  readonly currentProcessingTime: () => number;
   readonly getBroadcastState: <BK extends string | number, BV>(descriptor: MapStateDescriptor<BK, BV>) => ReadOnlyBroadcastState<BK, BV>;
 }
 
-/** What a broadcast element's function may do: write the broadcast state, and emit. */
-export interface BroadcastContext {
+/** What every function of a broadcast connection may do with the element at hand, as Flink's `BaseBroadcastProcessFunction.Context`. */
+interface BroadcastElementContext {
   readonly timestamp: number | undefined;
   readonly output: <X>(tag: OutputTag<X>, value: X) => void;
+  readonly currentWatermark: () => number;
+  readonly currentProcessingTime: () => number;
+}
+
+/** What a broadcast element's function may do: write the broadcast state, and emit. */
+export interface BroadcastContext extends BroadcastElementContext {
   readonly getBroadcastState: <BK extends string | number, BV>(descriptor: MapStateDescriptor<BK, BV>) => BroadcastState<BK, BV>;
+}
+
+/** What the non-keyed side of a broadcast connection may do: read the broadcast state, and emit. */
+export interface BroadcastReadOnlyContext extends BroadcastElementContext {
+  readonly getBroadcastState: <BK extends string | number, BV>(descriptor: MapStateDescriptor<BK, BV>) => ReadOnlyBroadcastState<BK, BV>;
 }
 
 /**
@@ -203,4 +216,14 @@ export interface KeyedBroadcastProcessFunction<K, IN1, IN2, OUT, S = void> {
   processElement(value: IN1, context: KeyedBroadcastReadOnlyContext<K, S>, out: Collector<OUT>): void;
   processBroadcastElement(value: IN2, context: BroadcastContext, out: Collector<OUT>): void;
   onTimer?(timestamp: number, context: OnTimerContext<K, S> & Pick<KeyedBroadcastReadOnlyContext<K, S>, 'getBroadcastState'>, out: Collector<OUT>): void;
+}
+
+/**
+ * A non-keyed stream connected with a broadcast stream, as Flink's `BroadcastProcessFunction`:
+ * every broadcast element reaches every shard, which keeps the broadcast state; each element of
+ * the other side reads it on the shard its record came from. No keyed state, no timers.
+ */
+export interface BroadcastProcessFunction<IN1, IN2, OUT> {
+  processElement(value: IN1, context: BroadcastReadOnlyContext, out: Collector<OUT>): void;
+  processBroadcastElement(value: IN2, context: BroadcastContext, out: Collector<OUT>): void;
 }

@@ -8,6 +8,7 @@ export {
   IntervalJoin,
   IntervalJoined,
   JoinedWindow,
+  KeyedBroadcastConnectedStream,
   KeyedConnectedStreams,
   type KeysThenWindow,
   type Tagged,
@@ -23,6 +24,8 @@ export {
 export type {
   AggregateFunction,
   BroadcastContext,
+  BroadcastProcessFunction,
+  BroadcastReadOnlyContext,
   BroadcastState,
   CoFlatMapFunction,
   CoGroupFunction,

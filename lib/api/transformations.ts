@@ -45,14 +45,18 @@ export interface KeyByTransformation extends BaseTransformation {
   /** `windowAll`'s: every element to one key, through a repartition topic of one partition. */
   readonly allToOne?: true;
   /**
-   * A keyed stream connected with a broadcast stream: elements whose key is {@link BROADCAST_KEY}
-   * go to every partition of the repartition topic, each shard keeping the broadcast state there.
+   * A stream connected with a broadcast stream: elements whose key is {@link BROADCAST_KEY} go to
+   * every partition of the repartition topic, each shard keeping the broadcast state there. The
+   * other side's go by their key (`keyed`) or to the partition of their record's number (`forward`).
    */
-  readonly broadcast?: true;
+  readonly broadcast?: 'keyed' | 'forward';
 }
 
 /** The key of broadcast elements, and of each shard's copy of the broadcast state: no user key is this string. */
 export const BROADCAST_KEY = '\u0000sluice-broadcast';
+
+/** What a `forward` broadcast connection keys its non-keyed elements by. No state is kept under it. */
+export const FORWARD_KEY = '\u0000sluice-forward';
 
 export interface UnionTransformation extends BaseTransformation {
   readonly kind: 'union';

@@ -34,14 +34,17 @@ export class KeyedBroadcastProcessOperator<K, S> extends KeyedProcessOperator<K,
     };
     super({
       ...(fn.open ? { open: (state: RuntimeContext) => fn.open?.(state) as S } : {}),
-      processElement: (element, context, out) =>
-        element.input === 1
-          ? fn.processElement(element.value, { ...context, getBroadcastState: broadcastState as never }, out)
-          : fn.processBroadcastElement(
-              element.value,
-              { timestamp: context.timestamp, output: context.output, getBroadcastState: broadcastState as never },
-              out,
-            ),
+      processElement: (element, context, out) => {
+        const clocks = {
+          currentWatermark: () => context.timerService().currentWatermark(),
+          currentProcessingTime: () => context.timerService().currentProcessingTime(),
+        };
+        if (element.input === 1) fn.processElement(element.value, { ...context, ...clocks, getBroadcastState: broadcastState as never }, out);
+        else {
+          const { timestamp, output } = context;
+          fn.processBroadcastElement(element.value, { timestamp, output, ...clocks, getBroadcastState: broadcastState as never }, out);
+        }
+      },
       ...(fn.onTimer ? { onTimer: (timestamp, context, out) => fn.onTimer?.(timestamp, { ...context, getBroadcastState: broadcastState as never }, out) } : {}),
     });
     access.state = (descriptor) => this.broadcastState(descriptor);

@@ -97,8 +97,12 @@ function describeNode(node: PlanNode, stage: Stage): StageDescription['operators
       const { config } = node.transformation.sink;
       return { ...base, kind: 'sink', description: `writes ${config.serializer.topic ?? '(topic per element)'}, ${config.deliveryGuarantee}` };
     }
-    case 'repartition':
-      return { ...base, kind: 'repartition', description: `writes ${node.topic} keyed by ${node.name}` };
+    case 'repartition': {
+      const { broadcast } = node.transformation;
+      const others = broadcast === 'forward' ? 'the others each to the partition of its record’s number' : `keyed by ${node.name}`;
+      const description = broadcast ? `writes ${node.topic}: broadcast elements to every partition, ${others}` : `writes ${node.topic} ${others}`;
+      return { ...base, kind: 'repartition', description };
+    }
   }
 }
 

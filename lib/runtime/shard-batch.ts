@@ -255,7 +255,7 @@ class KeyStateLimitError extends Error {
 }
 
 function receivesBroadcast(stage: Stage): boolean {
-  return stage.input.kind === 'repartition' && stage.input.keyBy.broadcast === true;
+  return stage.input.kind === 'repartition' && stage.input.keyBy.broadcast !== undefined;
 }
 
 function hasKeyedState(stage: Stage): boolean {

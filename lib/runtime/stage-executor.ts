@@ -444,6 +444,10 @@ export class StageExecutor {
     if (transformation.broadcast && selected === BROADCAST_KEY) {
       // A broadcast element, to every shard of the next stage, in the same transaction as the rest.
       for (let partition = 0; partition < partitions; partition++) this.outputs.repartitions.push(this.withinLimit({ ...written, partition }));
+    } else if (transformation.broadcast === 'forward') {
+      // What a timer emits came from no record; its key's group spreads such elements as keys are.
+      const from = this.currentRecord?.partition ?? this.currentKey?.keyGroup ?? 0;
+      this.outputs.repartitions.push(this.withinLimit({ ...written, partition: from % partitions }));
     } else {
       this.outputs.repartitions.push(this.withinLimit(written));
     }

@@ -10,6 +10,7 @@ import {
   OffsetsInitializer,
   RecordTimestamp,
   seconds,
+  SimpleStringSchema,
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
   WatermarkEmission,
@@ -107,4 +108,14 @@ export function orderTotalsPipeline({
       .build(),
   );
   return env;
+}
+
+/** Strings to `<name>-out`, EXACTLY_ONCE, as tests whose output is lines of text write them. */
+export function exactlyOnceLines(name: string, brokers: readonly string[]): KafkaSink<string> {
+  return KafkaSink.builder<string>()
+    .setBootstrapServers(brokers)
+    .setRecordSerializer(KafkaRecordSerializationSchema.builder<string>().setTopic(`${name}-out`).setValueSerializationSchema(new SimpleStringSchema()).build())
+    .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+    .setTransactionalIdPrefix(`${name}-tx`)
+    .build();
 }

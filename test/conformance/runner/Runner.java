@@ -21,7 +21,7 @@ import org.apache.flink.util.Collector;
  * each output record as `timestamp<TAB>value` to the file given beside the scenario's folder.
  * An {@link OperatorScenario} runs in Flink's keyed operator test harness instead (Harnessed),
  * a {@link TwoInputScenario} in its two-input one (TwoInputs), and a {@link BroadcastScenario}
- * in its keyed broadcast one (Broadcast).
+ * or {@link NonKeyedBroadcastScenario} in its (keyed) broadcast one (Broadcast).
  * Usage: Runner <scenario-folder> <ClassName> <output-file> [...].
  */
 public final class Runner {
@@ -34,6 +34,7 @@ public final class Runner {
       List<String> lines = scenario instanceof OperatorScenario harnessed ? Harnessed.run(harnessed, input)
           : scenario instanceof TwoInputScenario twoInputs ? TwoInputs.run(twoInputs, input)
           : scenario instanceof BroadcastScenario broadcast ? Broadcast.run(broadcast, input)
+          : scenario instanceof NonKeyedBroadcastScenario broadcast ? Broadcast.run(broadcast, input)
           : run((Scenario) scenario, input);
       Files.write(Path.of(args[i + 2]), lines);
     }

@@ -6,13 +6,9 @@
 // Flink's kept output record for record, however the records are batched.
 import { describe, expect, it } from 'vitest';
 import {
-  DeliveryGuarantee,
   JsonDeserializationSchema,
-  KafkaRecordSerializationSchema,
-  KafkaSink,
   KafkaSource,
   seconds,
-  SimpleStringSchema,
   StreamExecutionEnvironment,
   WatermarkEmission,
   type DataStream,
@@ -27,14 +23,16 @@ import { LambdaDriver } from '../../../lib/testing/index.js';
 import type { Event } from '../../conformance/event.js';
 import { expectedOutput, line, markerWatermarks, parseInput, scenarios, type Marked } from '../../conformance/scenarios.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { exactlyOnceLines } from '../../helpers/pipelines.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 
 const environment = useRuntimeEnvironment();
 
 /**
  * No keyBy, or a first keyBy by the event's key, which the input's record keys follow (one
- * stage); or windowAll's or a join's repartition (two), in scenarios whose output does not depend on where
- * the watermark falls among the records: a later stage takes its watermark at checkpoints.
+ * stage); or windowAll's, a join's or a broadcast connection's repartition (two), in scenarios
+ * whose output does not depend on where the watermark falls among the records: a later stage
+ * takes its watermark at checkpoints.
  */
 const ON_THE_RUNTIME = [
   'tumbling-reduce',
@@ -54,6 +52,7 @@ const ON_THE_RUNTIME = [
   'connect-comap',
   'window-join',
   'window-cogroup',
+  'broadcast-rules',
 ];
 /** Scenarios keyed by another key than the event's, whose source is therefore not partitioned by the record key. */
 const REKEYED = ['window-join', 'window-cogroup'];
@@ -75,14 +74,7 @@ function pipelineOf(name: string, build: (events: DataStream<Event>) => DataStre
     'input',
   );
   const events = lines.flatMap((line) => ('key' in line ? [line] : []));
-  build(events).sinkTo(
-    KafkaSink.builder<string>()
-      .setBootstrapServers(testBrokers())
-      .setRecordSerializer(KafkaRecordSerializationSchema.builder<string>().setTopic(`${name}-out`).setValueSerializationSchema(new SimpleStringSchema()).build())
-      .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
-      .setTransactionalIdPrefix(`${name}-tx`)
-      .build(),
-  );
+  build(events).sinkTo(exactlyOnceLines(name, testBrokers()));
   return env;
 }
 

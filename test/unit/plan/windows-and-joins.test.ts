@@ -7,6 +7,7 @@ import {
   KafkaRecordSerializationSchema,
   KafkaSink,
   KafkaSource,
+  MapStateDescriptor,
   SimpleStringSchema,
   StreamExecutionEnvironment,
   TimeEvictor,
@@ -73,6 +74,26 @@ describe('two inputs in the plan', () => {
       'map',
       'sink',
     ]);
+  });
+});
+
+describe('broadcast connections in the plan', () => {
+  it('sends a non-keyed stream and its broadcast rules through one repartition topic to a stage that explains both', () => {
+    const limits = new MapStateDescriptor<string, number>('limits');
+    const plan = pipeline((readings) =>
+      readings.connect(readings.filter((r) => r.sensor === 'rules').broadcast(limits)).process<Reading>({
+        processElement: (reading, { getBroadcastState }, out) => {
+          if (reading.celsius > (getBroadcastState(limits).get(reading.sensor) ?? 30)) out.collect(reading);
+        },
+        processBroadcastElement: (rule, { getBroadcastState }) => getBroadcastState(limits).put(rule.sensor, rule.celsius),
+      }),
+    );
+    expect(plan.stages.map((stage) => stage.input)).toMatchObject([{ kind: 'source' }, { kind: 'repartition', partitions: 6 }]);
+    const explained = formatPlan(plan);
+    expect(explained).toContain(
+      'writes readings-keyBy-repartition: broadcast elements to every partition, the others each to the partition of its record’s number ← union',
+    );
+    expect(explained).toContain('broadcast process function, broadcast state limits ← keyBy');
   });
 });
 
