@@ -4,11 +4,15 @@ import { MapStateDescriptor, minutes, TumblingEventTimeWindows, type MapState } 
 import { expectedTotals, type GeneratedOrder } from './orders.js';
 import type { OrderTotalsOptions, Total } from './pipelines.js';
 
-export type ScheduleKind = 'one-stage' | 'two-stage' | 'join' | 'broadcast';
+export type ScheduleKind = 'one-stage' | 'two-stage' | 'join' | 'broadcast' | 'broadcast-forward';
 
 /** The category whose totals the broadcast kind sends to every shard, as the reference of each minute. */
 const REFERENCE_CATEGORY = 'category-0';
 const REFERENCES = new MapStateDescriptor<number, number>('references');
+/** The broadcast-forward kind's count of the references a shard has seen. */
+const SEEN = new MapStateDescriptor<string, number>('seen');
+/** The shards of a second stage (orderTotalsPipeline's parallelism): each writes what a broadcast element makes it write. */
+const SECOND_STAGE_SHARDS = 2;
 
 export const SCHEDULE_KINDS: Record<ScheduleKind, { window: number; rest: OrderTotalsOptions['rest'] }> = {
   'one-stage': { window: minutes(5), rest: (totals) => totals },
@@ -55,6 +59,24 @@ export const SCHEDULE_KINDS: Record<ScheduleKind, { window: number; rest: OrderT
           },
         }),
   },
+  'broadcast-forward': {
+    window: minutes(1),
+    // The same references broadcast to a non-keyed stream: the other totals pass through on the
+    // shard of the partition they came from, and each shard numbers the references it has seen,
+    // in its broadcast state, in the order of their minutes, as one first-stage shard wrote them.
+    rest: (totals) =>
+      totals
+        .filter((total) => total.category !== REFERENCE_CATEGORY)
+        .connect(totals.filter((total) => total.category === REFERENCE_CATEGORY).broadcast(SEEN))
+        .process<Total>({
+          processElement: (total, _context, out) => out.collect(total),
+          processBroadcastElement(reference, { getBroadcastState }, out) {
+            const seen = (getBroadcastState(SEEN).get('references') ?? 0) + 1;
+            getBroadcastState(SEEN).put('references', seen);
+            out.collect({ category: `reference-${seen}`, windowStart: reference.windowStart, amount: reference.amount });
+          },
+        }),
+  },
 };
 
 /** A pair of a minute's totals, as the join kind writes it. */
@@ -62,10 +84,21 @@ function joined(a: Total, b: Total): Total {
   return { category: `${a.category}&${b.category}`, windowStart: a.windowStart, amount: a.amount - b.amount };
 }
 
-/** What the pipeline must write, by `category@windowStart` (one-stage, broadcast), `@windowStart` (two-stage) or `a&b@windowStart` (join). */
+/**
+ * What the pipeline must write, by `category@windowStart` (one-stage, broadcast, and
+ * broadcast-forward with `reference-n@windowStart`), `@windowStart` (two-stage) or
+ * `a&b@windowStart` (join).
+ */
 export function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrder[]): Map<string, number> {
   const totals = expectedTotals(orders, SCHEDULE_KINDS[kind].window);
   if (kind === 'one-stage') return totals;
+  if (kind === 'broadcast-forward') {
+    const output = new Map([...totals].filter(([key]) => !key.startsWith(`${REFERENCE_CATEGORY}@`)));
+    const references = [...totals].flatMap(([key, amount]) => (key.startsWith(`${REFERENCE_CATEGORY}@`) ? [{ minute: Number(key.split('@')[1]), amount }] : []));
+    references.sort((a, b) => a.minute - b.minute);
+    for (const [index, { minute, amount }] of references.entries()) output.set(`reference-${index + 1}@${minute}`, amount);
+    return output;
+  }
   if (kind === 'broadcast') {
     const lessReference = new Map<string, number>();
     for (const [key, amount] of totals) {
@@ -98,15 +131,24 @@ export function resultKey(kind: ScheduleKind, total: Total): string {
   return kind === 'two-stage' ? `@${total.windowStart}` : `${total.category}@${total.windowStart}`;
 }
 
-/** Every difference between what was written and what was expected: each result exactly once, with its amount. */
+/** How many times a result is written: what a broadcast element makes a shard write, every shard writes. */
+function copiesOf(kind: ScheduleKind, key: string): number {
+  return kind === 'broadcast-forward' && key.startsWith('reference-') ? SECOND_STAGE_SHARDS : 1;
+}
+
+/** Every difference between what was written and what was expected: each result exactly once (or once per shard), with its amount. */
 export function compareOutput(kind: ScheduleKind, written: readonly Total[], expected: Map<string, number>): string[] {
   const problems: string[] = [];
   const actual = new Map<string, number>();
+  const times = new Map<string, number>();
   for (const total of written) {
     const key = resultKey(kind, total);
-    if (actual.has(key)) problems.push(`${key} written twice`);
+    times.set(key, (times.get(key) ?? 0) + 1);
+    if (times.get(key) === copiesOf(kind, key) + 1) problems.push(`${key} written twice`);
+    if (actual.has(key) && actual.get(key) !== total.amount) problems.push(`${key} written as ${actual.get(key)} and as ${total.amount}`);
     actual.set(key, total.amount);
   }
+  for (const [key, count] of times) if (count < copiesOf(kind, key)) problems.push(`${key} written by ${count} of ${copiesOf(kind, key)} shards`);
   for (const [key, amount] of expected) {
     if (!actual.has(key)) problems.push(`${key} missing (expected ${amount})`);
     else if (actual.get(key) !== amount) problems.push(`${key} is ${actual.get(key)}, expected ${amount}`);

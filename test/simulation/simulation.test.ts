@@ -44,6 +44,7 @@ describe('the deterministic simulation', () => {
   it.each([
     ['a window join', 'join'],
     ['a broadcast to a keyed stage', 'broadcast'],
+    ['a broadcast to a non-keyed stage', 'broadcast-forward'],
   ] as const)(`holds every invariant over ${TWO_INPUT_SCHEDULES} schedules of %s (two inputs through one repartition topic)`, async (_, kind) => {
     const report = await runCampaign({ firstSeed: 1, schedules: TWO_INPUT_SCHEDULES, workers: 2, overrides: { kind } });
     expect(report.failures.map((f) => `seed ${f.seed}: ${f.problems.slice(0, 3).join('; ')} (${f.replay})`)).toEqual([]);
