@@ -194,9 +194,10 @@ export class PipelineRuntime {
 
   /** Restores a checkpoint or savepoint into this pipeline, rescaling to its current partitions (see {@link restoreSnapshot}). */
   async restore(source: RestoreSource, clock?: () => number): Promise<RestoreReport> {
-    const { plan, store, coordinator, committer } = this;
+    const { plan, store, coordinator, committer, reader } = this;
     const shards = await listShards(plan, this.admin);
-    const report = await restoreSnapshot({ plan, store, coordinator, committer, snapshots: this.requireSnapshots(), shards, ...(clock ? { clock } : {}) }, source);
+    const snapshots = this.requireSnapshots();
+    const report = await restoreSnapshot({ plan, store, coordinator, committer, reader, snapshots, shards, ...(clock ? { clock } : {}) }, source);
     await wakeCoordinator(coordinator, this.schedule);
     return report;
   }

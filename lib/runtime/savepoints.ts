@@ -1,5 +1,5 @@
 import { BROADCAST_KEY } from '../api/transformations.js';
-import type { TransactionCommitter } from '../kafka/clients.js';
+import type { CommittedReader, TransactionCommitter } from '../kafka/clients.js';
 import { TransactionLostError } from '../kafka/errors.js';
 import { partitionForKey } from '../kafka/partitioning.js';
 import type { Plan, Stage } from '../plan/plan.js';
@@ -81,6 +81,8 @@ export interface RestoreOptions {
   readonly store: ShardStore;
   readonly coordinator: CoordinatorStore;
   readonly committer: TransactionCommitter;
+  /** Whether a partition holds records past a snapshot's offset, which a restore must not move keys away from. */
+  readonly reader: CommittedReader;
   readonly snapshots: SnapshotStore;
   /** Every shard of the pipeline as it is now: its partition counts may differ from the snapshot's. */
   readonly shards: readonly ShardTarget[];
@@ -129,6 +131,10 @@ export async function restoreSnapshot(options: RestoreOptions, source: RestoreSo
       throw new Error(`The snapshot holds state of ${entry.stageId}, which pipeline ${plan.pipeline} does not have`);
     }
   }
+  // Worked out before anything changes, so that a restore it refuses leaves the pipeline as it was.
+  const restored = new Map<string, RestoredShard>();
+  for (const target of options.shards) restored.set(key(target), { target, keys: new Map(), timers: [], offset: null, executor: null });
+  for (const stage of plan.stages) await redistribute(options, stage, manifest, restored);
 
   // The snapshot's own transactions become visible first (committing is idempotent).
   let transactionsCommitted = 0;
@@ -167,10 +173,6 @@ export async function restoreSnapshot(options: RestoreOptions, source: RestoreSo
   }
   const keysDeleted = await store.deleteKeyedState();
 
-  const restored = new Map<string, RestoredShard>();
-  for (const target of options.shards) restored.set(key(target), { target, keys: new Map(), timers: [], offset: null, executor: null });
-  for (const stage of plan.stages) await redistribute(options, stage, manifest, restored);
-
   const checkpoint = Math.max(before.triggered, manifest.checkpoint, ...(await listCheckpoints(snapshots))) + 1;
   const shards: ManifestShard[] = [];
   let keys = 0;
@@ -194,6 +196,8 @@ export async function restoreSnapshot(options: RestoreOptions, source: RestoreSo
       offset,
       executor,
       pending: [],
+      // The trigger may be past the restored offset already: ticks read what lies between.
+      ...(offset === null ? {} : { catchUp: true }),
       acknowledged: checkpoint,
       acknowledgedWatermark: watermark,
       deltas: [],
@@ -226,6 +230,30 @@ export async function restoreSnapshot(options: RestoreOptions, source: RestoreSo
     if (await coordinator.update(next)) break;
   }
   return { checkpoint, shards: shards.length, keys, keysDeleted, transactionsCommitted, transactionsAborted };
+}
+
+/**
+ * A key that leaves its shard may leave behind records that the snapshot had not read: they
+ * would reach that shard without the key's state, while the key's later records reach another.
+ * Records written after the partitions were added are where the key's others are, and can stay.
+ */
+async function refuseStrandedRecords(reader: CommittedReader, stage: Stage, entry: ManifestShard, partitionsNow: number): Promise<void> {
+  for (let from = entry.offset ?? 0; ; ) {
+    const { records, next } = await reader.readAvailable(entry.topic, entry.partition, from, 10_000);
+    if (records.length === 0) return;
+    const stranded = records.find((record) => record.key !== null && partitionForKey(record.key.toString('utf8'), partitionsNow) !== entry.partition);
+    if (stranded) {
+      throw new Error(
+        `${entry.topic} partition ${entry.partition} holds a record at offset ${stranded.offset}, after the snapshot's ` +
+          `${stage.id} had read it (offset ${entry.offset ?? 'none'}), whose key belongs to another partition now that ` +
+          `${entry.topic} has ${partitionsNow}: restored, the key's state would move there, away from this record. Take ` +
+          `the snapshot once the pipeline has read every record written before the partitions were added (pause the ` +
+          `producers, let it catch up, take a savepoint, add the partitions, restore, resume the producers), or restore ` +
+          `with the partition count the snapshot had.`,
+      );
+    }
+    from = next;
+  }
 }
 
 /** Moves one stage's keys and timers from the snapshot's shards to the shards they belong to now. */
@@ -264,13 +292,21 @@ async function redistribute(
   const stageWatermark = watermarks.length > 0 ? Math.min(...watermarks) : Number.MIN_SAFE_INTEGER;
   for (const entry of entries) {
     const executor = entry.executor as ExecutorSnapshot | null;
+    const same = restored.get(key(entry));
+    let moved = false;
     for (const { key: k, state } of (await readShardState(options.snapshots, entry.state, options.plan.maxParallelism)).values()) {
       // Each shard keeps its own copy of the broadcast state; a repartition stage keeps its shards.
-      const shard = k.value === BROADCAST_KEY ? restored.get(key(entry)) : shardOfKey(entry.topic, k);
+      const shard = k.value === BROADCAST_KEY ? same : shardOfKey(entry.topic, k);
       shard?.keys.set(k.serialized, { key: k, state });
+      moved ||= shard !== same;
     }
-    for (const timer of executor?.timers ?? []) shardOfKey(entry.topic, timer.key).timers.push(timer);
-    const same = restored.get(key(entry));
+    for (const timer of executor?.timers ?? []) {
+      const shard = shardOfKey(entry.topic, timer.key);
+      shard.timers.push(timer);
+      moved ||= shard !== same;
+    }
+    const partitionsNow = partitions.get(entry.topic);
+    if (moved && partitionsNow !== undefined) await refuseStrandedRecords(options.reader, stage, entry, partitionsNow);
     if (same) same.offset = entry.offset;
   }
   for (const target of targets) {

@@ -1,6 +1,7 @@
 // Restoring checkpoints and savepoints, and rescaling: a pipeline stopped, restored and run
 // again — into a source topic grown from 4 to 8 partitions, and back into a topic of 4 —
 // writes exactly what an uninterrupted run writes, read back with read_committed.
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../../lib/api/index.js';
 import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.js';
@@ -47,6 +48,21 @@ async function setUp(prefix: string) {
     return new Map(written.map((t) => [`${t.category}@${t.windowStart}`, t.amount]));
   };
   return { name, clock, start, output };
+}
+
+/** How many key items the state table holds. */
+async function scanKeyItems(table: string): Promise<number> {
+  const client = createDocumentClient(environment().dynamo);
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(
+      new ScanCommand({ TableName: table, FilterExpression: 'begins_with(pk, :key)', ExpressionAttributeValues: { ':key': 'key#' }, ...(start ? { ExclusiveStartKey: start } : {}) }),
+    );
+    count += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return count;
 }
 
 describe('restore and rescale', () => {
@@ -122,4 +138,31 @@ describe('restore and rescale', () => {
 
     expect(await output(expectedTotals(orders, WINDOW))).toEqual(expectedTotals(orders, WINDOW));
   }, 240_000);
+
+  it('refuses to rescale while an old partition holds unread records of a key that would move, and changes nothing', async () => {
+    const { name, start, clock } = await setUp('stranded');
+    const input = `${name}-orders`;
+    await environment().admin.ensureTopics([{ topic: input, partitions: 4 }]);
+    const orders = generateOrders({ count: 600, seed: 79, categories: 12, lateFraction: 0 });
+    await produce(input, orders.slice(0, 300));
+    const one = start(input);
+    await one.driver.drain();
+    await one.driver.checkpoint();
+    await one.runtime.savepoint('before');
+    await one.driver.close();
+    await one.runtime.close();
+    // Written before the partitions are added, and read by no snapshot.
+    await produce(input, orders.slice(300));
+    await environment().admin.addPartitions(input, 8);
+
+    const two = start(input);
+    const keyItems = () => scanKeyItems(name);
+    const before = { record: await two.runtime.coordinator.get(), keys: await keyItems() };
+    expect(before.keys).toBeGreaterThan(0);
+    const stuck = two.runtime.restore({ savepoint: 'before' }, () => clock.now);
+    await expect(stuck).rejects.toThrow(/partition \d holds a record at offset \d+, after the snapshot's stage-1 had read it \(offset \d+\), whose key belongs to another partition now that .* has 8/);
+    expect({ record: await two.runtime.coordinator.get(), keys: await keyItems() }, 'the refused restore left the pipeline as it was').toEqual(before);
+    await two.driver.close();
+    await two.runtime.close();
+  }, 120_000);
 });
