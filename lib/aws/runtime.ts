@@ -188,8 +188,10 @@ export class PipelineRuntime {
   }
 
   /** Writes a named savepoint of the latest committed checkpoint (see {@link writeSavepoint}). */
-  savepoint(name: string): Promise<{ checkpoint: number; key: string }> {
-    return writeSavepoint({ plan: this.plan, coordinator: this.coordinator, snapshots: this.requireSnapshots() }, name);
+  async savepoint(name: string): Promise<{ checkpoint: number; key: string }> {
+    const { plan, store, coordinator, committer } = this;
+    const shards = await listShards(plan, this.admin);
+    return writeSavepoint({ plan, store, coordinator, committer, snapshots: this.requireSnapshots(), shards }, name);
   }
 
   /** Restores a checkpoint or savepoint into this pipeline, rescaling to its current partitions (see {@link restoreSnapshot}). */

@@ -19,26 +19,58 @@ import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
 import { keyAsRecordKey, type KeyRef } from '../state/keys.js';
 import type { KeyState, ShardClaim, ShardStore } from '../state/shard-store.js';
-import { shardRefOf, type ShardTarget } from './coordinator.js';
+import { commitCompletedCheckpoints, shardRefOf, type ShardTarget } from './coordinator.js';
 import { runtimeProgressOf, type RuntimeProgress } from './processor.js';
 import type { ExecutorSnapshot, TimerSnapshot } from './stage-executor.js';
 
+/**
+ * A savepoint asked for while the latest committed checkpoint cannot be saved: a lost
+ * transaction's rollback is still to be done, or was done on it. The pipeline must run on, to
+ * the rollback's end and a checkpoint after it.
+ */
+export class SavepointNotReadyError extends Error {
+  override readonly name = 'SavepointNotReadyError';
+}
+
 export interface SavepointOptions {
   readonly plan: Plan;
+  readonly store: ShardStore;
   readonly coordinator: CoordinatorStore;
+  readonly committer: TransactionCommitter;
   readonly snapshots: SnapshotStore;
+  /** Every shard of the pipeline, whose completed checkpoint's transactions the savepoint commits first. */
+  readonly shards: readonly ShardTarget[];
   readonly clock?: () => number;
 }
 
 /**
  * Writes a named savepoint: the latest committed checkpoint, each shard's state merged into
  * one object, under `savepoints/<name>/manifest.json`. Savepoints are never overwritten.
+ * A completed checkpoint is committed first, as the commit function would: one that a commit
+ * function left halfway has output already visible, which the savepoint's state must include.
  */
 export async function writeSavepoint(options: SavepointOptions, name: string): Promise<{ checkpoint: number; key: string }> {
   const { plan, snapshots } = options;
   const key = savepointManifestKey(name);
   if (await snapshots.get(key)) throw new Error(`Savepoint ${name} exists already; choose another name`);
-  const { committed } = await options.coordinator.get();
+  await commitCompletedCheckpoints(options);
+  const record = await options.coordinator.get();
+  const rollbacks = (record.rollbacks ?? []).filter((request) => !request.done);
+  if (rollbacks.length > 0) {
+    throw new SavepointNotReadyError(
+      `${rollbacks.map((r) => `${r.stageId} ${r.topic}/${r.partition}`).join(', ')} lost a transaction of checkpoint ` +
+        `${rollbacks.map((r) => r.checkpoint).join(', ')}, and the shard's own invocation has yet to roll it back: checkpoint ` +
+        `${record.committed}'s state still holds what that transaction's output was lost with. Let the pipeline run until ` +
+        `sluice status shows no rollback pending, then take the savepoint.`,
+    );
+  }
+  const { committed } = record;
+  if (committed > 0 && (await isRolledBack(snapshots, committed))) {
+    throw new SavepointNotReadyError(
+      `Checkpoint ${committed}, the latest committed, lost a transaction and one of its shards was rolled back: its ` +
+        `manifest is not the state it committed. Let the pipeline run until a later checkpoint commits, then take the savepoint.`,
+    );
+  }
   const manifest = await restorableManifest(snapshots, { checkpoint: committed });
   const shards: ManifestShard[] = [];
   for (const entry of manifest.shards) {
@@ -191,8 +223,12 @@ export async function restoreSnapshot(options: RestoreOptions, source: RestoreSo
     const object = shard
       ? await writeStateDelta(snapshots, claim.shard, { epoch: claim.epoch, offsetBefore: null, executorBefore: null, changes })
       : undefined;
+    // What the shard learnt after the snapshot goes: a held input watermark offered later would
+    // let the replayed records of an earlier stage reach this one late; a failure was at a record
+    // it may not reach again in the same way.
+    const { heldInputWatermark: _held, failure: _failure, acknowledgedIdle: _idle, catchUp: _catchUp, ...kept } = progress;
     await store.commit(claim, {
-      ...progress,
+      ...kept,
       offset,
       executor,
       pending: [],
@@ -287,9 +323,9 @@ async function redistribute(
     return shard;
   };
 
-  const watermarks = entries.map((entry) => (entry.executor as ExecutorSnapshot | null)?.watermark ?? Number.MIN_SAFE_INTEGER);
-  // A shard whose keys came from several old shards must not run ahead of any of them.
-  const stageWatermark = watermarks.length > 0 ? Math.min(...watermarks) : Number.MIN_SAFE_INTEGER;
+  // A shard whose keys came from several old shards must not run ahead of any of them that was
+  // active: the stage's watermark, which an idle shard does not hold back, as Flink's does not.
+  const stageWatermark = manifest.watermarks[stage.id] ?? Number.MIN_SAFE_INTEGER;
   for (const entry of entries) {
     const executor = entry.executor as ExecutorSnapshot | null;
     const same = restored.get(key(entry));

@@ -121,6 +121,14 @@ export class KafkaTwin implements KafkaClients {
     for (let partition = 0; partition < partitions; partition++) this.logs.set(partitionKey(topic, partition), []);
   }
 
+  /** Grows a topic to `partitions`, as Kafka's CreatePartitions does: the new ones start empty, keys now spread over all. */
+  addPartitions(topic: string, partitions: number): void {
+    const before = this.partitions(topic);
+    if (partitions <= before) throw new Error(`Topic "${topic}" has ${before} partitions already; a topic only grows`);
+    this.partitionCounts.set(topic, partitions);
+    for (let partition = before; partition < partitions; partition++) this.logs.set(partitionKey(topic, partition), []);
+  }
+
   /** Appends records without a transaction (a producer with acks=all); returns their offsets. */
   append(records: readonly OutputRecord[]): number[] {
     return records.map((record) => this.appendData(record, undefined).offset);

@@ -1,7 +1,7 @@
 // Runs many simulated schedules, on worker threads, and shrinks each failure to a short replay.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { drawSchedule, simulate, type ScheduleConfig, type SimulationResult } from './world.js';
+import { drawSchedule, simulate, type ScheduleConfig, type ScheduleOverrides, type SimulationResult } from './world.js';
 
 export interface CampaignOptions {
   readonly firstSeed: number;
@@ -10,7 +10,7 @@ export interface CampaignOptions {
   readonly deadline?: number;
   /** Worker threads; 0 runs the schedules in this thread. Default: one per core. */
   readonly workers?: number;
-  readonly overrides?: Partial<ScheduleConfig>;
+  readonly overrides?: ScheduleOverrides;
   /** Shrink each failure to a short replay (the default), or only report its seed. */
   readonly shrink?: boolean;
   readonly onFailure?: (failure: Failure) => void;
@@ -39,6 +39,7 @@ export function replayCommand(config: ScheduleConfig): string {
   if (config.orders !== drawn.orders) flags.push(`--orders ${config.orders}`);
   if (config.faultSteps !== drawn.faultSteps) flags.push(`--fault-steps ${config.faultSteps}`);
   if (config.kind !== drawn.kind) flags.push(`--kind ${config.kind}`);
+  if (config.restore) flags.push('--restores');
   return `npm run simulate -- ${flags.join(' ')}`;
 }
 

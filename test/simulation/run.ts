@@ -3,7 +3,9 @@
 // one-line command that replays its shrunk schedule, and ends with `N passed, M failed`.
 // `npm run simulate -- --replay SEED [--orders N] [--fault-steps F]` runs one schedule again,
 // exactly, and prints its trace. `--no-shrink` reports failing seeds without shrinking them.
-// `--kind one-stage|two-stage|join` runs every schedule with that pipeline instead of the drawn one.
+// `--kind one-stage|two-stage|join|broadcast|broadcast-forward` runs every schedule with that
+// pipeline instead of the drawn one. `--restores` lets a tenth of the schedules take a savepoint
+// and restore it mid-run, half of them into a grown source.
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { SCHEDULE_KINDS, type ScheduleKind } from '../helpers/order-totals-kinds.js';
@@ -21,6 +23,7 @@ const { values } = parseArgs({
     'fault-steps': { type: 'string' },
     'no-shrink': { type: 'boolean', default: false },
     kind: { type: 'string' },
+    restores: { type: 'boolean', default: false },
   },
 });
 
@@ -48,6 +51,7 @@ const overrides = {
   ...(kind === undefined ? {} : { kind }),
   ...(values.orders === undefined ? {} : { orders: wholeNumber('orders', values.orders) }),
   ...(values['fault-steps'] === undefined ? {} : { faultSteps: wholeNumber('fault-steps', values['fault-steps']) }),
+  ...(values.restores ? { restores: true } : {}),
 };
 
 if (values.replay !== undefined) {
@@ -76,7 +80,8 @@ if (values.replay !== undefined) {
   const { totals } = report;
   process.stdout.write(
     `${report.ran} schedules in ${(report.durationMs / 1000).toFixed(1)} s: ${totals.steps ?? 0} requests, ${totals.invocations ?? 0} ` +
-      `invocations, ${totals.checkpoints ?? 0} checkpoints, ${totals.rests ?? 0} rests, ${totals.rollbacks ?? 0} rollbacks; injected ${totals.crashes ?? 0} crashes, ` +
+      `invocations, ${totals.checkpoints ?? 0} checkpoints, ${totals.rests ?? 0} rests, ${totals.rollbacks ?? 0} rollbacks, ${totals.restores ?? 0} restores; ` +
+      `injected ${totals.crashes ?? 0} crashes, ` +
       `${totals.outages ?? 0} coordinator outages, ` +
       `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests\n` +
       `${report.ran - report.failures.length} passed, ${report.failures.length} failed\n`,

@@ -105,6 +105,11 @@ export class Scheduler {
     return this.running.size === 0;
   }
 
+  /** Whether an actor of one of these kinds (the first word of its name) is still running. */
+  runs(kinds: readonly string[]): boolean {
+    return [...this.running].some((actor) => kinds.some((kind) => ofKind(actor, kind)));
+  }
+
   /** A request of the current actor: resolves when the scheduler answers it. */
   request(operation: string): Promise<void> {
     const actor = currentActor.getStore();

@@ -15,16 +15,17 @@ import {
   type ShardTarget,
 } from '../../lib/runtime/coordinator.js';
 import { Processor, runtimeProgressOf, type RuntimeProgress } from '../../lib/runtime/processor.js';
-import { hasUncommittedWork, restingState } from '../../lib/runtime/quiescence.js';
+import { hasUncommittedWork, restingState, wakeCoordinator } from '../../lib/runtime/quiescence.js';
+import { restoreSnapshot, SavepointNotReadyError, writeSavepoint } from '../../lib/runtime/savepoints.js';
 import { rollbacksPending } from '../../lib/runtime/rollback.js';
 import { checkpointManifestKey, readManifest, readShardState, sameShard } from '../../lib/snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import type { CoordinatorRecord } from '../../lib/state/coordinator-store.js';
 import { KafkaTwin } from '../../lib/testing/kafka-twin.js';
 import { compareOutput, expectedOutput, SCHEDULE_KINDS, type ScheduleKind } from '../helpers/order-totals-kinds.js';
-import { closingOrders, generateOrders, seededRandom, type GeneratedOrder } from '../helpers/orders.js';
+import { closingOrders, closingOrdersOnEveryPartition, generateOrders, seededRandom, type GeneratedOrder } from '../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../helpers/pipelines.js';
-import { Scheduler, type FaultRates } from './scheduler.js';
+import { Crash, Scheduler, ServiceUnavailable, type FaultRates } from './scheduler.js';
 import { SimulatedCoordinatorStore, SimulatedShardStore, SimulatedSnapshotStore } from './stores.js';
 
 /** Everything a schedule draws from its seed; a replay with the same values runs the same interleaving. */
@@ -45,9 +46,19 @@ export interface ScheduleConfig {
   readonly maxBatch: number;
   /** The source emits watermarks also every this many offsets (env.setWatermarkEmission), not only per batch. */
   readonly watermarkEveryRecords: number | undefined;
+  /**
+   * A savepoint taken and restored once this fraction of the fault phase's requests are answered, as an operator does it:
+   * the coordinator and commit functions stopped (deliveries may still be running: the restore
+   * fences them), and, to grow the source by `addPartitions`, the producers paused and the
+   * pipeline caught up first. Orders go where Kafka's default partitioner puts them.
+   */
+  readonly restore: { readonly at: number; readonly addPartitions: number } | undefined;
 }
 
-export function drawSchedule(seed: number, overrides: Partial<ScheduleConfig> = {}): ScheduleConfig {
+/** What a campaign or a replay sets instead of drawing it; `restores` lets a tenth of the seeds draw a mid-run restore. */
+export type ScheduleOverrides = Partial<ScheduleConfig> & { readonly restores?: boolean };
+
+export function drawSchedule(seed: number, { restores = false, ...overrides }: ScheduleOverrides = {}): ScheduleConfig {
   const random = seededRandom(seed * 7919 + 17);
   const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)] as T;
   const partitions = pick([1, 2, 3]);
@@ -71,8 +82,22 @@ export function drawSchedule(seed: number, overrides: Partial<ScheduleConfig> = 
     maxProducerEpoch: pick([3, 32_767]),
     maxBatch: pick([3, 10, 40]),
     watermarkEveryRecords: emissionOf(seed),
+    restore: undefined,
   };
-  return { ...drawn, ...focusOf(seed, drawn.faults), ...overrides };
+  const config = { ...drawn, ...focusOf(seed, drawn.faults), ...overrides };
+  const restore = restores ? restoreOf(seed) : undefined;
+  // The default partitioner decides where orders go, and may leave any partition without them.
+  return restore ? { ...config, restore, idlePartition: false } : config;
+}
+
+/**
+ * With `restores`, a tenth of the schedules restore a savepoint mid-run, half of them into a
+ * source grown by one or two partitions. Drawn from a stream of its own.
+ */
+function restoreOf(seed: number): ScheduleConfig['restore'] {
+  const random = seededRandom(seed * 3_593 + 37);
+  if (random() >= 0.1) return undefined;
+  return { at: 0.2 + random() * 0.6, addPartitions: random() < 0.5 ? 0 : random() < 0.5 ? 1 : 2 };
 }
 
 /**
@@ -166,7 +191,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
       input,
       brokers: ['127.0.0.1:1'],
       ...SCHEDULE_KINDS[config.kind],
-      ...(config.idlePartition ? { idlenessMs: IDLENESS_MS } : {}),
+      ...(config.idlePartition || config.restore ? { idlenessMs: IDLENESS_MS } : {}),
       ...(config.transactionTimeoutMs === undefined ? {} : { transactionTimeoutMs: config.transactionTimeoutMs }),
       ...(config.watermarkEveryRecords === undefined ? {} : { watermarkEmission: WatermarkEmission.everyRecords(config.watermarkEveryRecords) }),
     }),
@@ -177,15 +202,21 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   for (const stage of plan.stages) if (stage.input.kind === 'repartition') kafka.createTopic(stage.input.topic, stage.input.partitions);
 
   const active = config.idlePartition ? config.partitions - 1 : config.partitions;
-  const orders = generateOrders({ count: config.orders, seed: config.seed, categories: Math.max(active, 4), start: START - 600_000, spacingMs: 8_000 });
+  const { restore } = config;
+  // Restored schedules spread more categories, so that a grown source moves some of them.
+  const categories = Math.max(active, restore ? 8 : 4);
+  const orders = generateOrders({ count: config.orders, seed: config.seed, categories, start: START - 600_000, spacingMs: 8_000 });
   const toRecord = (order: GeneratedOrder) => ({
     topic: input,
-    partition: Number(order.category.split('-')[1]) % active,
+    // Unless a restore may grow the source, partition n takes category n (and n + active, ...).
+    ...(restore ? {} : { partition: Number(order.category.split('-')[1]) % active }),
     key: order.category,
     value: JSON.stringify({ orderId: order.orderId, category: order.category, amount: order.amount, timestamp: order.timestamp }),
     timestamp: order.timestamp,
   });
-  const toProduce = [...orders, ...closingOrders(orders, active)].map(toRecord);
+  const finalPartitions = config.partitions + (restore?.addPartitions ?? 0);
+  const closing = restore ? closingOrdersOnEveryPartition(orders, finalPartitions) : closingOrders(orders, active);
+  const toProduce = [...orders, ...closing].map(toRecord);
   let produced = 0;
   let nextProduceAt = sim.now;
 
@@ -203,9 +234,13 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
       return Promise.resolve();
     },
   });
-  const shards = await listShards(plan, kafka.admin);
-  const mappings: Mapping[] = shards.map((target) => ({ target, position: 0, inFlight: undefined, nextPollAt: sim.now, failures: 0 }));
-  const counts = { ...sim.counts, invocations: 0, rollbacks: 0, checkpoints: 0, rests: 0, outages: 0, errors: {} as Record<string, number> };
+  let shards = await listShards(plan, kafka.admin);
+  const mappingOf = (target: ShardTarget): Mapping => ({ target, position: 0, inFlight: undefined, nextPollAt: sim.now, failures: 0 });
+  let mappings: Mapping[] = shards.map(mappingOf);
+  const counts = { ...sim.counts, invocations: 0, rollbacks: 0, checkpoints: 0, rests: 0, outages: 0, restores: 0, errors: {} as Record<string, number> };
+  /** Where a schedule that restores stands: it stops its triggers, restores, and starts them again. */
+  let restorePhase: 'before' | 'catching up' | 'stopped' | 'restoring' | 'done' = restore ? 'before' : 'done';
+  const triggersRun = () => restorePhase !== 'stopped' && restorePhase !== 'restoring';
   const failed = (error: unknown) => {
     const errorName = error instanceof Error ? error.name : 'unknown';
     counts.errors[errorName] = (counts.errors[errorName] ?? 0) + 1;
@@ -262,6 +297,8 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   const coordinate = () =>
     sim
       .spawn('coordinator run', async () => {
+        // A stopped pipeline's schedule is off, and a batch that calls the coordinator starts nothing.
+        if (!triggersRun()) return;
         const tick = async (target: ShardTarget) => {
           // On AWS the tick is an asynchronous invocation; offline mode runs it in place.
           const ticked = invoke(target, [], 'tick').catch(failed);
@@ -297,13 +334,15 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   let quiet: { at: number; committed: number | undefined } | undefined;
 
   const worldActs = async () => {
-    while (produced < toProduce.length && sim.now >= nextProduceAt) {
+    // Producers pause while a source is grown, from catching up to the restore.
+    const producing = restorePhase === 'before' || restorePhase === 'done' || restore?.addPartitions === 0;
+    while (producing && produced < toProduce.length && sim.now >= nextProduceAt) {
       const chunk = 1 + Math.floor(random() * 6);
       kafka.append(toProduce.slice(produced, produced + chunk));
       produced = Math.min(toProduce.length, produced + chunk);
       nextProduceAt += PRODUCE_EVERY_MS;
     }
-    for (const mapping of mappings) {
+    for (const mapping of triggersRun() ? mappings : []) {
       const busy = mapping.inFlight && !mapping.inFlight.settled && sim.now - mapping.inFlight.startedAt < INVOCATION_TIMEOUT_MS;
       if (busy || sim.now < mapping.nextPollAt) continue;
       mapping.nextPollAt = sim.now + POLL_EVERY_MS;
@@ -322,8 +361,10 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   };
 
   /** Input all delivered and processed, no transaction open. */
-  const dataQuiet = async () => {
-    if (produced < toProduce.length || kafka.openTransactions().length > 0) return false;
+  const dataQuiet = async () => produced === toProduce.length && (await inputRead());
+  /** What was produced so far all delivered and processed, no transaction open. */
+  const inputRead = async () => {
+    if (kafka.openTransactions().length > 0) return false;
     for (const { target } of mappings) {
       const progress = runtimeProgressOf((await store.inspect(shardRefOf(plan, target)))?.progress);
       const left = await kafka.reader.readAvailable(target.topic, target.partition, progress.offset ?? 0, 1);
@@ -349,9 +390,76 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     return restingState(plan, progress, record.completedWatermarks) === record.resting?.state && !hasUncommittedWork(progress, record.committed);
   };
 
+  let caughtUpAt: number | undefined;
+  let grown = false;
+  let restoreAttempts = 0;
+  let restoreNotBefore = Math.floor(config.faultSteps * (restore?.at ?? 1));
+  const runRestore = (add: number) => {
+    restoreAttempts++;
+    const savepoint = `mid-run-${restoreAttempts}`;
+    sim
+      .spawn('restore run', async () => {
+        const before = { plan, store, coordinator: coordinatorStore, committer: kafka.committer, snapshots, clock: sim.clock };
+        const saved = await writeSavepoint({ ...before, shards }, savepoint);
+        if (traced) sim.log(`savepoint ${savepoint} of checkpoint ${saved.checkpoint}`);
+        // The operator adds them once, between the savepoint and the restore.
+        if (add > 0 && !grown) {
+          kafka.addPartitions(input, finalPartitions);
+          grown = true;
+        }
+        const now = await listShards(plan, kafka.admin);
+        const report = await restoreSnapshot({ ...before, reader: kafka.reader, shards: now }, { savepoint });
+        if (traced) sim.log(`restored ${savepoint}: ${JSON.stringify(report)}`);
+        await wakeCoordinator(coordinatorStore, undefined);
+        return now;
+      })
+      .then(
+        (now) => {
+          // Each new shard's trigger starts at its partition's beginning; the others go on where they were.
+          mappings = [...mappings, ...now.filter((target) => !shards.some((old) => sameShard(old, target))).map(mappingOf)];
+          shards = now;
+          counts.restores++;
+          restorePhase = 'done';
+        },
+        (error: unknown) => {
+          failed(error);
+          // Run again, as its operator would, unless it refused; or first let the triggers run a while.
+          if (error instanceof Crash || error instanceof ServiceUnavailable) restorePhase = 'stopped';
+          else if (error instanceof SavepointNotReadyError) {
+            restorePhase = 'before';
+            restoreNotBefore = sim.steps + 300;
+          } else {
+            problems.push(`the restore refused: ${error instanceof Error ? error.message : String(error)}`);
+            restorePhase = 'done';
+          }
+        },
+      );
+  };
+  /** Stops the triggers (once the input is read and committed, to grow the source), restores, and starts them again. */
+  const restoreMidRun = async (add: number, iteration: number) => {
+    // A savepoint needs a committed checkpoint to save.
+    if (restorePhase === 'before' && sim.steps >= restoreNotBefore && (await coordinatorStore.inspect()).committed > 0) {
+      restorePhase = add > 0 ? 'catching up' : 'stopped';
+    }
+    if (restorePhase === 'catching up' && iteration % 20 === 0) {
+      const record = await coordinatorStore.inspect();
+      if (rollbacksPending(record) || !(await inputRead())) caughtUpAt = undefined;
+      // A checkpoint triggered after the input was read, or a rest, which holds only once checkpoints cover it all.
+      else if (record.committed >= (caughtUpAt ??= record.committed) + plan.stages.length + 1 || (record.asleep && (await restHolds(record)))) {
+        restorePhase = 'stopped';
+      }
+    }
+    // Deliveries still running are fenced by the restore's claims; a commit run still running could commit past the savepoint.
+    if (restorePhase === 'stopped' && !sim.runs(['coordinator', 'commit'])) {
+      restorePhase = 'restoring';
+      runRestore(add);
+    }
+  };
+
   for (let iteration = 0; ; iteration++) {
     await worldActs();
     if (!(await sim.step())) sim.now += 50;
+    if (restore && restorePhase !== 'done') await restoreMidRun(restore.addPartitions, iteration);
     if (calmSince === undefined && sim.steps >= config.faultSteps) {
       sim.calm();
       calmSince = sim.steps;
@@ -360,7 +468,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     if (calmSince === undefined || iteration % 20 !== 0) continue;
     const record = await coordinatorStore.inspect();
     // A rollback still to do has output still to write, however many checkpoints commit meanwhile.
-    if (!rollbacksPending(record) && (await dataQuiet())) {
+    if (restorePhase === 'done' && !rollbacksPending(record) && (await dataQuiet())) {
       quiet ??= { at: sim.now, committed: undefined };
       // Once the idle partitions have turned idle, each stage needs a checkpoint or two to pass the watermark on.
       if (quiet.committed === undefined && sim.now - quiet.at >= IDLENESS_MS) quiet.committed = record.committed;
