@@ -18,7 +18,7 @@ import {
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
 import { keyAsRecordKey, type KeyRef } from '../state/keys.js';
-import type { KeyState, ShardClaim, ShardStore } from '../state/shard-store.js';
+import { ShardFencedError, type KeyState, type ShardClaim, type ShardStore } from '../state/shard-store.js';
 import { commitCompletedCheckpoints, shardRefOf, type ShardTarget } from './coordinator.js';
 import { runtimeProgressOf, type RuntimeProgress } from './processor.js';
 import type { ExecutorSnapshot, TimerSnapshot } from './stage-executor.js';
@@ -155,6 +155,25 @@ function key(target: { stageId: string; topic: string; partition: number }): str
  * following checkpoints build.
  */
 export async function restoreSnapshot(options: RestoreOptions, source: RestoreSource): Promise<RestoreReport> {
+  try {
+    return await restoreFenced(options, source);
+  } catch (error) {
+    if (!(error instanceof ShardFencedError)) throw error;
+    throw new RestoreInterruptedError(
+      `An invocation claimed a shard while the restore held it (${error.message}): the pipeline's triggers are not ` +
+        `stopped, or an invocation was still running. Stop the triggers, wait out the function timeout, and run the restore ` +
+        `again; it replaces what it did.`,
+      { cause: error },
+    );
+  }
+}
+
+/** A restore that an invocation overtook: run it again once nothing runs. */
+export class RestoreInterruptedError extends Error {
+  override readonly name = 'RestoreInterruptedError';
+}
+
+async function restoreFenced(options: RestoreOptions, source: RestoreSource): Promise<RestoreReport> {
   const { plan, store, coordinator, committer, snapshots } = options;
   const manifest = await restorableManifest(snapshots, source);
   const before = await coordinator.get();

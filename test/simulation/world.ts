@@ -16,7 +16,7 @@ import {
 } from '../../lib/runtime/coordinator.js';
 import { Processor, runtimeProgressOf, type RuntimeProgress } from '../../lib/runtime/processor.js';
 import { hasUncommittedWork, restingState, wakeCoordinator } from '../../lib/runtime/quiescence.js';
-import { restoreSnapshot, SavepointNotReadyError, writeSavepoint } from '../../lib/runtime/savepoints.js';
+import { RestoreInterruptedError, restoreSnapshot, SavepointNotReadyError, writeSavepoint } from '../../lib/runtime/savepoints.js';
 import { rollbacksPending } from '../../lib/runtime/rollback.js';
 import { checkpointManifestKey, readManifest, readShardState, sameShard } from '../../lib/snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
@@ -424,7 +424,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
         (error: unknown) => {
           failed(error);
           // Run again, as its operator would, unless it refused; or first let the triggers run a while.
-          if (error instanceof Crash || error instanceof ServiceUnavailable) restorePhase = 'stopped';
+          if (error instanceof Crash || error instanceof ServiceUnavailable || error instanceof RestoreInterruptedError) restorePhase = 'stopped';
           else if (error instanceof SavepointNotReadyError) {
             restorePhase = 'before';
             restoreNotBefore = sim.steps + 300;
