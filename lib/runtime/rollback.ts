@@ -212,10 +212,14 @@ export async function rollBackLostTransaction(
         }
       : {}),
   };
+  // The manifests of the checkpoint and of every one completed since, up to the one this
+  // rollback's delta goes into, show the shard after the lost epoch, whose output is gone:
+  // restore and savepoints must not start from them. Marked before the commit, so that no
+  // crash leaves one unmarked.
+  for (let checkpoint = request.checkpoint; checkpoint < covering; checkpoint++) {
+    await snapshots.put(rolledBackMarkerKey(checkpoint, shard), JSON.stringify({ epoch: request.epoch, cause: request.reason }));
+  }
   await store.commit(claim, rolledBack);
-  // The checkpoint's manifest shows the shard after the lost epoch, whose output is gone:
-  // restore must not start from it.
-  await snapshots.put(rolledBackMarkerKey(request.checkpoint, shard), JSON.stringify({ epoch: request.epoch, cause: request.reason }));
   return {
     shard,
     checkpoint: request.checkpoint,
