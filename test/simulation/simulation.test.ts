@@ -33,6 +33,7 @@ const PINNED_RESTORES = [
   { hole: "the restored watermark of a grown source: the stage's, not the lowest of every shard", seed: 114 },
   { hole: "the rolled-back markers put before the rollback's commit (a crash between them left none)", seed: 298 },
   { hole: "the rolled-back markers put before the rollback's commit (a crash between them left none)", seed: 569 },
+  { hole: 'an invocation claiming a shard during the restore: RestoreInterruptedError, run again', seed: 536 },
 ];
 
 describe('the deterministic simulation', () => {
