@@ -304,7 +304,9 @@ ${ENVIRONMENT_HELP}`,
     usage: `Usage: sluice savepoint <pipeline-file> --name <name>
 
 Writes savepoints/<name>/manifest.json in the snapshot bucket: the latest committed
-checkpoint with each shard's state merged into one object. Names are never reused.
+checkpoint with each shard's state merged into one object. A completed checkpoint is
+committed first, as the commit function would. Refuses while a lost transaction's rollback
+is pending: let the pipeline run on. Names are never reused.
 
 Options:
   --name        the savepoint's name: letters, digits, '.', '_' and '-'

@@ -156,7 +156,7 @@ function key(target: { stageId: string; topic: string; partition: number }): str
  */
 export async function restoreSnapshot(options: RestoreOptions, source: RestoreSource): Promise<RestoreReport> {
   try {
-    return await restoreFenced(options, source);
+    return await restoreState(options, source);
   } catch (error) {
     if (!(error instanceof ShardFencedError)) throw error;
     throw new RestoreInterruptedError(
@@ -173,7 +173,7 @@ export class RestoreInterruptedError extends Error {
   override readonly name = 'RestoreInterruptedError';
 }
 
-async function restoreFenced(options: RestoreOptions, source: RestoreSource): Promise<RestoreReport> {
+async function restoreState(options: RestoreOptions, source: RestoreSource): Promise<RestoreReport> {
   const { plan, store, coordinator, committer, snapshots } = options;
   const manifest = await restorableManifest(snapshots, source);
   const before = await coordinator.get();
