@@ -199,7 +199,9 @@ export class PipelineRuntime {
     const { plan, store, coordinator, committer, reader } = this;
     const shards = await listShards(plan, this.admin);
     const snapshots = this.requireSnapshots();
-    const report = await restoreSnapshot({ plan, store, coordinator, committer, reader, snapshots, shards, ...(clock ? { clock } : {}) }, source);
+    const abortTransactionsOf = (target: ShardTarget) => this.processor.abortTransactionsOf(target.stageId, target.topic, target.partition);
+    const options = { plan, store, coordinator, committer, reader, snapshots, shards, abortTransactionsOf, ...(clock ? { clock } : {}) };
+    const report = await restoreSnapshot(options, source);
     await wakeCoordinator(coordinator, this.schedule);
     return report;
   }

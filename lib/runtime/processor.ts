@@ -499,12 +499,33 @@ export class Processor {
       stillPending = pending.filter((p) => p.checkpoint > committed);
     }
     const lingering = [...failedIds].filter((id) => !stillPending.some((p) => p.handle.transactionalId === id));
-    // A few at a time, not one after another: after a run of failed attempts the sweep covers
-    // most of the pool, and swept one by one it outlasted the coordinator's next tick, which
-    // fenced it, so that no attempt ever committed (found by the simulation).
-    for (let start = 0; start < lingering.length; start += SWEEP_CONCURRENCY) {
+    await this.initialise(stage, lingering);
+  }
+
+  /**
+   * Initialises every transactional id of a shard's pool, which aborts whatever any attempt
+   * left open, a zombie's too. A restore does it after it claims the shard: its commit moves
+   * the shard's last committed epoch past the attempts that the next invocation would sweep.
+   */
+  async abortTransactionsOf(stageId: string, topic: string, partition: number): Promise<void> {
+    if (this.options.plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) return;
+    const stage = this.stage(stageId);
+    const shard = shardOf(stage, topic, partition);
+    await this.initialise(
+      stage,
+      Array.from({ length: this.poolSize }, (_, slot) => this.transactionalId(stage, shard, slot)),
+    );
+  }
+
+  /**
+   * A few at a time, not one after another: after a run of failed attempts the sweep covers
+   * most of the pool, and swept one by one it outlasted the coordinator's next tick, which
+   * fenced it, so that no attempt ever committed (found by the simulation).
+   */
+  private async initialise(stage: Stage, transactionalIds: readonly string[]): Promise<void> {
+    for (let start = 0; start < transactionalIds.length; start += SWEEP_CONCURRENCY) {
       await Promise.all(
-        lingering.slice(start, start + SWEEP_CONCURRENCY).map(async (transactionalId) => {
+        transactionalIds.slice(start, start + SWEEP_CONCURRENCY).map(async (transactionalId) => {
           const writer = await this.options.kafka.beginTransaction({ transactionalId, transactionTimeoutMs: this.transactionTimeoutMs(stage) });
           await writer.close();
         }),

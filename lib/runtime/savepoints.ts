@@ -115,6 +115,8 @@ export interface RestoreOptions {
   readonly committer: TransactionCommitter;
   /** Whether a partition holds records past a snapshot's offset, which a restore must not move keys away from. */
   readonly reader: CommittedReader;
+  /** Aborts whatever a shard's transactional ids hold open (`Processor.abortTransactionsOf`), once the restore has claimed it. */
+  readonly abortTransactionsOf: (target: ShardTarget) => Promise<void>;
   readonly snapshots: SnapshotStore;
   /** Every shard of the pipeline as it is now: its partition counts may differ from the snapshot's. */
   readonly shards: readonly ShardTarget[];
@@ -221,6 +223,9 @@ async function restoreState(options: RestoreOptions, source: RestoreSource): Pro
       await committer.abort(pending.handle);
       transactionsAborted++;
     }
+    // What attempts and zombies left open: the commit below moves the shard's last committed
+    // epoch past them, so that no later invocation sweeps their slots.
+    await options.abortTransactionsOf(target);
   }
   const keysDeleted = await store.deleteKeyedState();
 

@@ -34,6 +34,7 @@ const PINNED_RESTORES = [
   { hole: "the rolled-back markers put before the rollback's commit (a crash between them left none)", seed: 298 },
   { hole: "the rolled-back markers put before the rollback's commit (a crash between them left none)", seed: 569 },
   { hole: 'an invocation claiming a shard during the restore: RestoreInterruptedError, run again', seed: 536 },
+  { hole: "the restore's sweep of every transactional id of each shard it claims", seed: 1876 },
 ];
 
 describe('the deterministic simulation', () => {

@@ -408,7 +408,8 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
           grown = true;
         }
         const now = await listShards(plan, kafka.admin);
-        const report = await restoreSnapshot({ ...before, reader: kafka.reader, shards: now }, { savepoint });
+        const abortTransactionsOf = (target: ShardTarget) => processor.abortTransactionsOf(target.stageId, target.topic, target.partition);
+        const report = await restoreSnapshot({ ...before, reader: kafka.reader, shards: now, abortTransactionsOf }, { savepoint });
         if (traced) sim.log(`restored ${savepoint}: ${JSON.stringify(report)}`);
         await wakeCoordinator(coordinatorStore, undefined);
         return now;
