@@ -212,13 +212,14 @@ export async function rollBackLostTransaction(
         }
       : {}),
   };
-  // The manifests of the checkpoint and of every one completed since, up to the one this
-  // rollback's delta goes into, show the shard after the lost epoch, whose output is gone:
-  // restore and savepoints must not start from them. Marked before the commit, so that no
-  // crash leaves one unmarked.
-  for (let checkpoint = request.checkpoint; checkpoint < covering; checkpoint++) {
-    await snapshots.put(rolledBackMarkerKey(checkpoint, shard), JSON.stringify({ epoch: request.epoch, cause: request.reason }));
-  }
+  // The manifests of the checkpoint and of every one completed since (none completes while a
+  // rollback waits) show the shard after the lost epoch, whose output is gone: restore and
+  // savepoints must not start from them. Marked before the commit, so that no crash leaves one
+  // unmarked; checkpoints triggered and abandoned meanwhile have no manifest to mark, and
+  // marking them one by one outlasted the coordinator's tick, which fenced the rollback.
+  const marker = JSON.stringify({ epoch: request.epoch, cause: request.reason });
+  const tainted = Array.from({ length: Math.max(0, checkpoints.completed - request.checkpoint + 1) }, (_, i) => request.checkpoint + i);
+  await Promise.all(tainted.map((checkpoint) => snapshots.put(rolledBackMarkerKey(checkpoint, shard), marker)));
   await store.commit(claim, rolledBack);
   return {
     shard,
