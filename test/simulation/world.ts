@@ -492,7 +492,6 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   while (!sim.idle) await sim.step();
 
   const out = kafka.committedRecords(`${name}-out`);
-  if (traced) for (const r of out) sim.log(`OUT p${r.partition}@${r.offset} ${r.value?.toString()}`);
   const written = out.map((record) => JSON.parse(record.value?.toString() ?? 'null') as Total);
   problems.push(...compareOutput(config.kind, written, expectedOutput(config.kind, orders)));
   // A sink keyed as its stage is keeps each key's results in order; after a second keyBy, two shards may write one sink key.
