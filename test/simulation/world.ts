@@ -336,10 +336,14 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   const worldActs = async () => {
     // Producers pause while a source is grown, from catching up to the restore.
     const producing = restorePhase === 'before' || restorePhase === 'done' || restore?.addPartitions === 0;
-    while (producing && produced < toProduce.length && sim.now >= nextProduceAt) {
+    // The closing orders are keyed for the grown source's partitions: written before it grows,
+    // one meant for a new partition's number would land on an old one, and leave a partition
+    // with open windows and nothing to close them.
+    const producible = restore?.addPartitions && restorePhase !== 'done' ? orders.length : toProduce.length;
+    while (producing && produced < producible && sim.now >= nextProduceAt) {
       const chunk = 1 + Math.floor(random() * 6);
-      kafka.append(toProduce.slice(produced, produced + chunk));
-      produced = Math.min(toProduce.length, produced + chunk);
+      kafka.append(toProduce.slice(produced, Math.min(producible, produced + chunk)));
+      produced = Math.min(producible, produced + chunk);
       nextProduceAt += PRODUCE_EVERY_MS;
     }
     for (const mapping of triggersRun() ? mappings : []) {
