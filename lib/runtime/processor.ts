@@ -220,9 +220,17 @@ export class Processor {
     const requestsBefore = this.options.requests?.snapshot() ?? {};
     const stage = this.stage(stageId);
     const shard = shardOf(stage, topic, partition);
+    // The claim and the coordinator record's read are independent round trips: any order of
+    // the two was already possible, since the coordinator may act between them.
+    const claiming = store.claim(shard);
+    claiming.catch(() => undefined);
     const checkpoints = await coordinator.get();
     const rollback = pendingRollback(checkpoints, { stageId, topic, partition });
-    if (rollback) return this.rollBack(shard, rollback, checkpoints, records, requestsBefore);
+    if (rollback) {
+      // The rollback claims the shard again; this claim stays uncommitted, as a crashed attempt's.
+      await claiming.catch(() => undefined);
+      return this.rollBack(shard, rollback, checkpoints, records, requestsBefore);
+    }
     const { input } = stage;
     const transactionalInput = input.kind === 'repartition' && plan.internalGuarantee === DeliveryGuarantee.EXACTLY_ONCE;
     await this.limits.prepare(outputTopicsOf(plan, stage));
@@ -233,6 +241,7 @@ export class Processor {
       shard,
       records,
       clock: this.clock,
+      claim: claiming,
       readGap: (from, to) => this.options.kafka.reader.read({ topic, partition, from, to }),
       startingOffset: () => this.startingOffset(stage, topic, partition),
       ...(input.kind === 'repartition'

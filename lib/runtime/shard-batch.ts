@@ -102,6 +102,8 @@ export interface ShardBatchOptions {
   /** One partition's records, in offset order, as delivered (duplicates and all). */
   readonly records: readonly KafkaRecord[];
   readonly clock: () => number;
+  /** A claim of the shard already sent (the processor sends it while it reads the coordinator record); else the batch claims. */
+  readonly claim?: Promise<ShardClaim>;
   /** Reads the committed records of a gap; without it a gap is an error. */
   readonly readGap?: (from: number, to: number) => Promise<KafkaRecord[]>;
   /**
@@ -270,7 +272,7 @@ function hasKeyedState(stage: Stage): boolean {
  */
 export async function prepareShardBatch(options: ShardBatchOptions): Promise<PreparedBatch> {
   const { plan, stage, store, shard, clock } = options;
-  const claim = await store.claim(shard);
+  const claim = await (options.claim ?? store.claim(shard));
   const progress = (claim.progress as ShardProgress | undefined) ?? INITIAL_PROGRESS;
   const expected = progress.offset ?? (options.startingOffset ? await options.startingOffset() : null);
   /**

@@ -33,7 +33,8 @@ export class DynamoShardStore extends ItemShardStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    private readonly concurrency = 16,
+    /** Key writes in flight at once: the SDK's default socket pool, so that a batch of up to 50 changed keys writes in one round trip. */
+    private readonly concurrency = 50,
   ) {
     super();
   }
