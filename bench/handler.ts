@@ -35,8 +35,8 @@ export type Guarantee = BenchPipelineOptions['guarantee'];
  */
 const CHECKPOINT_RECORDS = 10_000;
 const CHECKPOINT_INVOCATIONS = 50;
-const MIN_RECORDS = 30_000;
-const BATCHES_PER_RUN = 10;
+const MIN_RECORDS = 100_000;
+const BATCHES_PER_RUN = 30;
 /** The first batches of a run open connections and warm the JIT: left out of the figures. */
 const WARM_UP_FRACTION = 0.1;
 const CLOCK_TICKS_PER_SECOND = 100;
