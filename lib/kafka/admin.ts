@@ -1,5 +1,5 @@
 import kafkajs, { type Admin } from 'kafkajs';
-import { createKafkaClient, type KafkaConnectionOptions } from './connection.js';
+import { createKafkaClient, requestListener, type KafkaConnectionOptions } from './connection.js';
 import { MissingTopicsError, retryWhileRetriable } from './errors.js';
 import type { TimestampType } from './records.js';
 
@@ -83,6 +83,7 @@ export class KafkaAdmin {
 
   constructor(options: KafkaConnectionOptions) {
     this.admin = createKafkaClient(options).admin();
+    if (options.onRequest) this.admin.on(this.admin.events.REQUEST, requestListener(options.onRequest));
   }
 
   private connect(): Promise<void> {

@@ -1,5 +1,6 @@
-import { Kafka, logLevel, type logCreator, type RetryOptions } from 'kafkajs';
+import { Kafka, logLevel, type InstrumentationEvent, type logCreator, type RetryOptions } from 'kafkajs';
 import Cluster from 'kafkajs/src/cluster/index.js';
+import InstrumentationEventEmitter from 'kafkajs/src/instrumentation/emitter.js';
 import { createLogger } from 'kafkajs/src/loggers/index.js';
 import defaultSocketFactory from 'kafkajs/src/network/socketFactory.js';
 import { kafkajsSecurity, type KafkaAuthentication } from './authentication.js';
@@ -15,6 +16,31 @@ export interface KafkaConnectionOptions {
   readonly retry?: RetryOptions;
   /** TLS and SASL; plaintext without it (local brokers). */
   readonly authentication?: KafkaAuthentication;
+  /** Called with each request to a broker as its response arrives: for metrics and for modelling a batch's round trips. */
+  readonly onRequest?: (request: KafkaRequestSpan) => void;
+}
+
+/**
+ * One request to a broker, from its send to its response, on `performance.now()`'s clock.
+ * kafkajs times requests in whole milliseconds, so `start` is as coarse; `end` is exact.
+ */
+export interface KafkaRequestSpan {
+  /** The protocol's name for it: `Produce`, `InitProducerId`, `Fetch`, ... */
+  readonly api: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+type RequestEvent = InstrumentationEvent<{ apiName: string; duration: number }>;
+
+function spanOf({ payload }: RequestEvent): KafkaRequestSpan {
+  const end = performance.now();
+  return { api: payload.apiName, start: end - payload.duration, end };
+}
+
+/** A listener for a kafkajs producer's or admin's request events that passes each to `onRequest`. */
+export function requestListener(onRequest: NonNullable<KafkaConnectionOptions['onRequest']>): (event: RequestEvent) => void {
+  return (event) => onRequest(spanOf(event));
 }
 
 export const BROKERS_ENVIRONMENT_VARIABLE = 'KAFKA_BROKERS';
@@ -138,6 +164,12 @@ export function createKafkaClient(options: KafkaConnectionOptions): Kafka {
   return new Kafka({ ...clientConfig(options), logLevel: clientLogLevel(), logCreator: jsonLogCreator });
 }
 
+function requestEmitter(onRequest: NonNullable<KafkaConnectionOptions['onRequest']>): InstrumentationEventEmitter {
+  const emitter = new InstrumentationEventEmitter();
+  emitter.addListener('network.request', requestListener(onRequest));
+  return emitter;
+}
+
 /**
  * kafkajs's internal cluster, connected on first use: broker-level requests (InitProducerId,
  * Produce with explicit sequence numbers, EndTxn, Fetch) that its public API does not expose.
@@ -154,6 +186,7 @@ export class ClusterConnection {
       enforceRequestTimeout: true,
       metadataMaxAge: 300_000,
       allowAutoTopicCreation: false,
+      ...(options.onRequest ? { instrumentationEmitter: requestEmitter(options.onRequest) } : {}),
     });
   }
 

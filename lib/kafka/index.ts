@@ -6,7 +6,9 @@ export {
   brokersFromEnvironment,
   kafkaFromEnvironment,
   parseBrokerList,
+  requestListener,
   type KafkaConnectionOptions,
+  type KafkaRequestSpan,
 } from './connection.js';
 export { DeliveryGuarantee } from './delivery-guarantee.js';
 export { partitionForKey } from './partitioning.js';

@@ -122,6 +122,7 @@ declare module 'kafkajs/src/cluster/index.js' {
     allowAutoTopicCreation?: boolean;
     retry?: RetryOptions;
     offsets?: Map<unknown, unknown>;
+    instrumentationEmitter?: import('kafkajs/src/instrumentation/emitter.js').default;
   }
 
   export default class Cluster {
@@ -137,6 +138,14 @@ declare module 'kafkajs/src/cluster/index.js' {
     findGroupCoordinator(args: { groupId: string; coordinatorType?: number }): Promise<Broker>;
   }
   export type LogLevel = logLevel;
+}
+
+declare module 'kafkajs/src/instrumentation/emitter.js' {
+  import type { InstrumentationEvent } from 'kafkajs';
+  /** The emitter kafkajs's clients report to; its network requests come as `network.request`. */
+  export default class InstrumentationEventEmitter {
+    addListener(eventName: string, listener: (event: InstrumentationEvent<{ apiName: string; duration: number }>) => void): () => void;
+  }
 }
 
 declare module 'kafkajs/src/loggers/index.js' {

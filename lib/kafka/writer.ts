@@ -1,5 +1,5 @@
 import { Partitioners, type Producer } from 'kafkajs';
-import { createKafkaClient, type KafkaConnectionOptions } from './connection.js';
+import { createKafkaClient, requestListener, type KafkaConnectionOptions } from './connection.js';
 import { DeliveryGuarantee } from './delivery-guarantee.js';
 import { toKafkaMessage } from './messages.js';
 import type { OutputRecord } from './records.js';
@@ -35,6 +35,7 @@ class ProducerWriter implements RecordWriter {
       // Kafka's own partitioner (murmur2), as Java clients use: restore relies on it.
       createPartitioner: Partitioners.DefaultPartitioner,
     });
+    if (options.onRequest) this.producer.on(this.producer.events.REQUEST, requestListener(options.onRequest));
   }
 
   write(records: readonly OutputRecord[]): Promise<void> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRecordWriter, KafkaAdmin } from '../../../lib/kafka/index.js';
+import { connectKafka, createRecordWriter, KafkaAdmin, type KafkaRequestSpan } from '../../../lib/kafka/index.js';
 import { startLocalBroker } from '../../../lib/offline/kafka-broker.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
 
@@ -73,5 +73,35 @@ describe.skipIf(process.env.KAFKA_BROKERS)('the local broker launcher', () => {
     const again = await startLocalBroker();
     expect(again.started).toBe(false);
     expect(again.brokers).toEqual(testBrokers());
+  });
+});
+
+describe('onRequest', () => {
+  it('reports each request to a broker, by its protocol name, from the admin, the producers and the transactional connection', async () => {
+    const topic = uniqueName('requests');
+    const spans: KafkaRequestSpan[] = [];
+    const options = { brokers: testBrokers(), onRequest: (span: KafkaRequestSpan) => spans.push(span) };
+    const observedAdmin = new KafkaAdmin(options);
+    await observedAdmin.ensureTopics([{ topic, partitions: 1 }]);
+    await observedAdmin.close();
+    expect(spans.map((span) => span.api)).toContain('CreateTopics');
+
+    const writer = createRecordWriter('AT_LEAST_ONCE', options);
+    await writer.write([{ topic, partition: 0, value: 'plain' }]);
+    await writer.flush();
+    await writer.close();
+    expect(spans.filter((span) => span.api === 'Produce')).toHaveLength(1);
+
+    const clients = connectKafka(options);
+    const transaction = await clients.beginTransaction({ transactionalId: `${topic}-tx`, transactionTimeoutMs: 60_000 });
+    await transaction.write([{ topic, partition: 0, value: 'in a transaction' }]);
+    const handle = await transaction.preCommit();
+    await transaction.close();
+    expect(await clients.committer.commit(handle)).toBe('committed');
+    await clients.close();
+    const apis = spans.map((span) => span.api);
+    for (const api of ['InitProducerId', 'AddPartitionsToTxn', 'EndTxn']) expect(apis).toContain(api);
+    expect(apis.filter((api) => api === 'Produce')).toHaveLength(2);
+    for (const span of spans) expect(span.end).toBeGreaterThanOrEqual(span.start);
   });
 });
