@@ -234,6 +234,11 @@ export class Processor {
     const { input } = stage;
     const transactionalInput = input.kind === 'repartition' && plan.internalGuarantee === DeliveryGuarantee.EXACTLY_ONCE;
     await this.limits.prepare(outputTopicsOf(plan, stage));
+    const { snapshots } = this.options;
+    // The delta object goes out beside the key writes and the outputs, and is awaited before
+    // the commit that names it: an attempt that fails before that leaves an object no shard
+    // record names, as before.
+    let deltaWritten: Promise<string> | undefined;
     const prepared = await prepareShardBatch({
       plan,
       stage,
@@ -242,6 +247,12 @@ export class Processor {
       records,
       clock: this.clock,
       claim: claiming,
+      beforeWrite: ({ claim, from, changes, outputs }) => {
+        const producesOutput = [...outputs.sinks.values(), outputs.repartitions, outputs.deadLetters].some((records) => records.length > 0);
+        if (!snapshots || (changes.length === 0 && !producesOutput)) return;
+        deltaWritten = writeStateDelta(snapshots, shard, { epoch: claim.epoch, offsetBefore: from, executorBefore: runtimeProgressOf(claim.progress).executor, changes });
+        deltaWritten.catch(() => undefined);
+      },
       readGap: (from, to) => this.options.kafka.reader.read({ topic, partition, from, to }),
       startingOffset: () => this.startingOffset(stage, topic, partition),
       ...(input.kind === 'repartition'
@@ -281,22 +292,6 @@ export class Processor {
     const coveringCheckpoint = acknowledging ? acknowledged : acknowledged + 1;
     const pending = uncommittedPending(prepared.claim.progress, checkpoints.committed);
     const deltas = uncommittedDeltas(prepared.claim.progress, checkpoints.committed);
-    const { snapshots } = this.options;
-    const producesOutput = [...prepared.outputs.sinks.values(), prepared.outputs.repartitions, prepared.outputs.deadLetters].some(
-      (records) => records.length > 0,
-    );
-    // The delta is written while the outputs are, and awaited before the commit that names it:
-    // an attempt that fails before that leaves an object no shard record names, as before.
-    const deltaWritten =
-      snapshots && (prepared.changes.length > 0 || producesOutput)
-        ? writeStateDelta(snapshots, shard, {
-            epoch: prepared.claim.epoch,
-            offsetBefore: prepared.from,
-            executorBefore: previous.executor,
-            changes: prepared.changes,
-          })
-        : undefined;
-    deltaWritten?.catch(() => undefined);
 
     const { claim } = prepared;
     const byGuarantee = this.recordsByGuarantee(stage, prepared.outputs);

@@ -102,6 +102,12 @@ export interface ShardBatchOptions {
   /** One partition's records, in offset order, as delivered (duplicates and all). */
   readonly records: readonly KafkaRecord[];
   readonly clock: () => number;
+  /**
+   * Called once the stage has run, before its changed keys are written, with what the caller
+   * needs to start work that runs beside the writes (the processor's delta object). Not called
+   * for a batch that only acknowledges.
+   */
+  readonly beforeWrite?: (batch: Pick<PreparedBatch, 'claim' | 'from' | 'changes' | 'outputs'>) => void;
   /** A claim of the shard already sent (the processor sends it while it reads the coordinator record); else the batch claims. */
   readonly claim?: Promise<ShardClaim>;
   /** Reads the committed records of a gap; without it a gap is an error. */
@@ -423,12 +429,14 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
   const { state, executor, input, keysRead } = ran;
 
   const changes = state.changes();
+  const outputs = executor.drainOutputs();
+  options.beforeWrite?.({ claim, from: expected, changes, outputs });
   await store.write(claim, changes);
   const dropped = droppedBy(executor.getMetrics());
   const droppedSoFar = sum(progress.dropped ?? NONE_DROPPED, dropped);
   return {
     claim,
-    outputs: executor.drainOutputs(),
+    outputs,
     progress: {
       offset: next,
       executor: executor.snapshot(),

@@ -7,6 +7,7 @@ import { minutes } from '../../../lib/api/index.js';
 import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.js';
 import { CommittedRangeReader, createRecordWriter } from '../../../lib/kafka/index.js';
 import { coordinatorHandler, commitHandler, processorHandler } from '../../../lib/aws/handlers.js';
+import type { RequestSpan } from '../../../lib/aws/request-metrics.js';
 import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
@@ -17,6 +18,30 @@ import { orderTotalsPipeline } from '../../helpers/pipelines.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 
 const environment = useRuntimeEnvironment();
+
+/**
+ * A warm batch's requests wait on one another no more than they must: the claim goes out
+ * beside the coordinator record's read, the keys are read in one request once the claim is
+ * back, the delta object goes out beside the key writes (one wave of them), and the commit
+ * waits for all of it.
+ */
+function expectWaves(spans: readonly RequestSpan[], keysWritten: number) {
+  const byStart = [...spans].sort((a, b) => a.start - b.start);
+  const [first, second] = byStart;
+  expect([first?.operation, second?.operation].sort()).toEqual(['DynamoDB.GetItem', 'DynamoDB.PutItem']);
+  expect(second?.start).toBeLessThan(first?.end ?? 0);
+  const keysRead = byStart.find((span) => span.operation === 'DynamoDB.BatchGetItem');
+  expect(keysRead?.start).toBeGreaterThanOrEqual(Math.max(first?.end ?? 0, second?.end ?? 0));
+  const puts = byStart.filter((span) => span.operation === 'DynamoDB.PutItem');
+  const commit = puts.at(-1);
+  const keyWrites = puts.filter((span) => span.start >= (keysRead?.end ?? 0) && span !== commit);
+  expect(keyWrites).toHaveLength(keysWritten);
+  const firstKeyWritten = Math.min(...keyWrites.map((span) => span.end));
+  for (const write of keyWrites) expect(write.start).toBeLessThan(firstKeyWritten);
+  const delta = byStart.find((span) => span.operation === 'S3.PutObject');
+  expect(delta?.start).toBeLessThan(Math.max(...keyWrites.map((span) => span.end)));
+  expect(commit?.start).toBeGreaterThanOrEqual(Math.max(delta?.end ?? 0, ...keyWrites.map((span) => span.end)));
+}
 
 describe('AWS requests', () => {
   it('per batch follow the keys, not the records; per checkpoint, the shards, not the state', async () => {
@@ -67,8 +92,12 @@ describe('AWS requests', () => {
     const large = await batch(1, 0, 3_000);
     // The container committed partition 0's shard last: its claim is one conditional write, no
     // read. The coordinator record twice, and the ownership check if it writes a transaction.
+    const spans: RequestSpan[] = [];
+    const stopObserving = runtime.requests.observe((span) => spans.push(span));
     const warm = await batch(0, 1_000, 2_000);
+    stopObserving();
     expect(warm?.keysRead).toBe(5);
+    expectWaves(spans, warm?.keysWritten ?? 0);
     expect(warm?.requests).toEqual({
       'DynamoDB.GetItem': 2 + (warm?.transaction ? 1 : 0),
       'DynamoDB.BatchGetItem': 1,
