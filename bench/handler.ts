@@ -14,13 +14,15 @@ import type { MSKEvent } from 'aws-lambda';
 import { createDocumentClient, createS3Client, type AwsClientOptions } from '../lib/aws/clients.js';
 import { processorHandler } from '../lib/aws/handlers.js';
 import { PipelineRuntime } from '../lib/aws/runtime.js';
-import { CommittedRangeReader, KafkaAdmin, type KafkaRecord } from '../lib/kafka/index.js';
+import { RequestCounter } from '../lib/aws/request-metrics.js';
+import { CommittedRangeReader, KafkaAdmin, type KafkaRecord, type KafkaRequestSpan } from '../lib/kafka/index.js';
 import { acquireBrokers } from '../lib/offline/kafka-broker.js';
 import { mskEvent } from '../lib/offline/msk-event.js';
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
 import { LambdaDriver } from '../lib/testing/index.js';
 import { parseResult } from './child-io.js';
+import { ASSUMED_LATENCY_MS, criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, SERVICES, type Service, type Span } from './critical-path.js';
 import { startFloorHandler } from './contenders/kafkajs-floor-handler.js';
 import { benchTopic, ORDER_SHAPE, orderAt, serializeOrder } from './orders.js';
 import { benchPipeline, type BenchPipelineOptions } from './pipeline.js';
@@ -59,6 +61,15 @@ export interface HandlerRow {
   /** DynamoDB and S3 requests per batch, by operation (the median run's). */
   readonly requestsPerBatch: Record<string, number>;
   readonly records: number;
+  /** Each one's critical path and modelled billed duration per batch (bench/critical-path.ts), medians over the runs. */
+  readonly modelled: Readonly<Record<'sluice' | 'floor', ModelledBatch>>;
+}
+
+export interface ModelledBatch {
+  /** Round trips on the critical path per batch, by service. */
+  readonly roundTrips: Readonly<Record<Service, number>>;
+  /** Billed milliseconds per batch, by memory size (MB). */
+  readonly billedMs: Readonly<Record<number, number>>;
 }
 
 export interface HandlerBenchOptions {
@@ -78,6 +89,9 @@ interface RunFigures {
   readonly batches: number;
   /** Window sums the handler wrote, committed: the two must write the same. */
   readonly windows: number;
+  /** The measured batches' critical paths (bench/critical-path.ts): their waits summed, and round trips per batch. */
+  readonly waitMs: number;
+  readonly roundTrips: Readonly<Record<Service, number>>;
 }
 
 /** The emulators' process: its CPU, read from /proc, in clock ticks. */
@@ -116,6 +130,19 @@ class EmulatorHost {
   }
 }
 
+/** The requests a handler sends, AWS and Kafka alike, kept until drained. */
+class SpanLog {
+  private spans: Span[] = [];
+  readonly aws = (span: Span) => void this.spans.push(span);
+  readonly kafka = ({ api, start, end }: KafkaRequestSpan) => void this.spans.push({ operation: `Kafka.${api}`, start, end });
+
+  drain(): Span[] {
+    const drained = this.spans;
+    this.spans = [];
+    return drained;
+  }
+}
+
 /** The bench orders on partition 0 of `topic`, as the event source mapping delivers them, `batch` a time. */
 function buildEvents(topic: string, count: number, batch: number, brokers: readonly string[]): MSKEvent[] {
   const options = { ...ORDER_SHAPE, count, lateFraction: 0 };
@@ -149,6 +176,7 @@ async function measureLoop(
   batch: number,
   handle: (event: MSKEvent) => Promise<unknown>,
   emulators: EmulatorHost,
+  spans: SpanLog,
   { between, requests = () => ({}) }: { between?: () => Promise<unknown>; requests?: () => Readonly<Record<string, number>> } = {},
 ): Promise<Omit<RunFigures, 'windows'>> {
   const warmUp = Math.max(1, Math.ceil(events.length * WARM_UP_FRACTION));
@@ -156,15 +184,21 @@ async function measureLoop(
   let emulatorTicks = 0;
   let records = 0;
   let sinceCheckpoint = 0;
+  let waitMs = 0;
+  const roundTrips: Record<Service, number> = { DynamoDB: 0, S3: 0, Kafka: 0 };
   const requested: Record<string, number> = {};
   for (const [index, event] of events.entries()) {
     const requestsBefore = requests();
     const ticks = emulators.cpuTicks();
+    spans.drain();
     const before = process.cpuUsage();
     await handle(event);
     const used = process.cpuUsage(before);
     if (index >= warmUp) {
       cpuMicros += used.user + used.system;
+      const path = criticalPath(spans.drain());
+      waitMs += path.waitMs;
+      for (const service of SERVICES) roundTrips[service] += path.roundTrips[service];
       emulatorTicks += emulators.cpuTicks() - ticks;
       records += batch;
       for (const [operation, n] of Object.entries(requests())) requested[operation] = (requested[operation] ?? 0) + n - (requestsBefore[operation] ?? 0);
@@ -177,16 +211,19 @@ async function measureLoop(
   }
   const batches = events.length - warmUp;
   const perBatch = Object.entries(requested).filter(([, n]) => n > 0).map(([operation, n]) => [operation, Math.round((n / batches) * 10) / 10]);
-  return { cpuMicros, records, emulatorTicks, batches, requests: Object.fromEntries(perBatch) as Record<string, number> };
+  const perBatchRoundTrips = Object.fromEntries(SERVICES.map((service) => [service, roundTrips[service] / batches])) as Record<Service, number>;
+  return { cpuMicros, records, emulatorTicks, batches, requests: Object.fromEntries(perBatch) as Record<string, number>, waitMs, roundTrips: perBatchRoundTrips };
 }
 
 async function runSluice(brokers: readonly string[], emulators: EmulatorHost, guarantee: Guarantee, batch: number, events: readonly MSKEvent[], name: string, input: string): Promise<RunFigures> {
   const clock = { now: Date.now() };
+  const spans = new SpanLog();
   const runtime = new PipelineRuntime(
     benchPipeline({ brokers, input, output: `${name}-out`, guarantee, checkpointIntervalMs: 5_000 }),
-    { tableName: name, snapshotBucket: name, kafka: { brokers: [...brokers] }, dynamodb: emulators.dynamo, s3: emulators.s3 },
+    { tableName: name, snapshotBucket: name, kafka: { brokers: [...brokers], onRequest: spans.kafka }, dynamodb: emulators.dynamo, s3: emulators.s3 },
     { clock: () => clock.now },
   );
+  runtime.requests.observe(spans.aws);
   await ensureStateTable(createDocumentClient(emulators.dynamo), name);
   await ensureBucket(createS3Client(emulators.s3), name);
   const driver = new LambdaDriver(runtime, clock);
@@ -198,7 +235,7 @@ async function runSluice(brokers: readonly string[], emulators: EmulatorHost, gu
       clock.now += 500;
       return handler(event);
     };
-    const figures = await measureLoop(events, batch, invoke, emulators, { between: () => driver.checkpoint(), requests: () => runtime.requests.snapshot() });
+    const figures = await measureLoop(events, batch, invoke, emulators, spans, { between: () => driver.checkpoint(), requests: () => runtime.requests.snapshot() });
     await driver.checkpoint();
     return { ...figures, windows: await committedRecords(brokers, `${name}-out`) };
   } finally {
@@ -209,11 +246,15 @@ async function runSluice(brokers: readonly string[], emulators: EmulatorHost, gu
 
 async function runFloor(brokers: readonly string[], emulators: EmulatorHost, batch: number, events: readonly MSKEvent[], name: string): Promise<RunFigures> {
   const client = createDocumentClient(emulators.dynamo);
+  const spans = new SpanLog();
+  const requests = new RequestCounter();
+  requests.attach(client, 'DynamoDB');
+  requests.observe(spans.aws);
   const tableName = `${name}-floor`;
   await ensureStateTable(client, tableName);
-  const floor = await startFloorHandler({ brokers, client, tableName, output: `${name}-floor-out`, transactionalId: `${name}-floor` });
+  const floor = await startFloorHandler({ brokers, client, tableName, output: `${name}-floor-out`, transactionalId: `${name}-floor`, onRequest: spans.kafka });
   try {
-    const figures = await measureLoop(events, batch, floor.handle, emulators);
+    const figures = await measureLoop(events, batch, floor.handle, emulators, spans);
     return { ...figures, windows: await committedRecords(brokers, `${name}-floor-out`) };
   } finally {
     await floor.close();
@@ -232,6 +273,14 @@ async function committedRecords(brokers: readonly string[], topic: string): Prom
     await reader.close();
     await admin.close();
   }
+}
+
+function modelledOf(runs: readonly RunFigures[]): ModelledBatch {
+  const perBatch = (run: RunFigures, memoryMb: number) => modelledBilledMs(run.cpuMicros / 1_000 / run.batches, run.waitMs / run.batches, memoryMb);
+  return {
+    roundTrips: Object.fromEntries(SERVICES.map((service) => [service, median(runs.map((run) => run.roundTrips[service]))])) as Record<Service, number>,
+    billedMs: Object.fromEntries(MODELLED_MEMORY_MB.map((memoryMb) => [memoryMb, median(runs.map((run) => perBatch(run, memoryMb)))])),
+  };
 }
 
 const spreadOf = (values: readonly number[]): Spread => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
@@ -275,6 +324,7 @@ export async function measureHandlers({ brokers, batches, guarantees, runs, say 
           emulatorsFloor: median(floor.map(emulatorPerRecord)),
           requestsPerBatch: medianRun?.requests ?? {},
           records: count,
+          modelled: { sluice: modelledOf(sluice), floor: modelledOf(floor) },
         });
       }
     }
@@ -301,6 +351,22 @@ export function formatHandlerRows(rows: readonly HandlerRow[], runs: number): st
     }),
     '',
     ...rows.map((row) => `handler ÷ floor, ${row.guarantee}, batch ${row.batch.toLocaleString('en')}: ${(row.sluice.median / row.floor.median).toFixed(2)}`),
+    '',
+    `Modelled billed duration per batch on Lambda (bench/critical-path.ts): the handler's CPU here, at the vCPU share of each memory size (a whole vCPU at 1,769 MB; 1,024 MB is what serverless.yml deploys), plus the waits of its longest chain of requests, each request at ${SERVICES.map((service) => `${service} ${ASSUMED_LATENCY_MS[service]} ms`).join(', ')}. A request waits for every request that ended before it started, as in this run; requests in flight together wait for the slowest. Warm containers only: a cold start is not in it. Medians of the runs.`,
+    '',
+    `| guarantee | batch | round trips on the critical path, Sluice (${SERVICES.join(', ')}) | the same, floor | ${MODELLED_MEMORY_MB.map((mb) => `Sluice ms at ${mb.toLocaleString('en')} MB`).join(' | ')} | ${MODELLED_MEMORY_MB.map((mb) => `floor ms at ${mb.toLocaleString('en')} MB`).join(' | ')} |`,
+    `| --- | --- | --- | --- | ${MODELLED_MEMORY_MB.map(() => '--- | --- ').join('| ')}|`,
+    ...rows.map(({ guarantee, batch, modelled: { sluice, floor } }) => {
+      const trips = (path: ModelledBatch) => SERVICES.map((service) => path.roundTrips[service].toFixed(1)).join(', ');
+      const billed = (path: ModelledBatch) => MODELLED_MEMORY_MB.map((mb) => String(path.billedMs[mb])).join(' | ');
+      return `| ${guarantee} | ${batch.toLocaleString('en')} | ${trips(sluice)} | ${trips(floor)} | ${billed(sluice)} | ${billed(floor)} |`;
+    }),
+    '',
+    ...rows.flatMap(({ guarantee, batch, modelled: { sluice, floor } }) =>
+      MODELLED_MEMORY_MB.map(
+        (mb) => `modelled billed duration, ${guarantee}, batch ${batch.toLocaleString('en')}, ${mb.toLocaleString('en')} MB: ${sluice.billedMs[mb]} ms (floor ${floor.billedMs[mb]} ms)`,
+      ),
+    ),
   ];
   return lines.join('\n');
 }

@@ -10,6 +10,7 @@ import { BatchGetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-s
 import type { MSKEvent } from 'aws-lambda';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { BENCH_OUT_OF_ORDERNESS_MS } from '../pipeline.js';
+import { requestListener, type KafkaRequestSpan } from '../../lib/kafka/index.js';
 import { WINDOW_MS } from '../orders.js';
 
 interface Progress {
@@ -28,6 +29,8 @@ export interface FloorHandlerOptions {
   readonly tableName: string;
   readonly output: string;
   readonly transactionalId: string;
+  /** Called with each request to a broker, for the bench's model of the critical path. */
+  readonly onRequest?: (request: KafkaRequestSpan) => void;
 }
 
 export interface FloorHandler {
@@ -37,9 +40,10 @@ export interface FloorHandler {
 
 const PROGRESS = '#progress';
 
-export async function startFloorHandler({ brokers, client, tableName, output, transactionalId }: FloorHandlerOptions): Promise<FloorHandler> {
+export async function startFloorHandler({ brokers, client, tableName, output, transactionalId, onRequest }: FloorHandlerOptions): Promise<FloorHandler> {
   const kafka = new Kafka({ brokers: [...brokers], clientId: 'bench-floor', logLevel: logLevel.NOTHING });
   const producer = kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+  if (onRequest) producer.on(producer.events.REQUEST, requestListener(onRequest));
   await producer.connect();
   const key = (partitionId: string, name: string) => ({ pk: partitionId, sk: name });
   const read = async (partitionId: string, names: readonly string[]): Promise<Map<string, unknown>> => {
