@@ -21,9 +21,6 @@ export const PRICES = {
   cloudWatchDashboardMonth: 3, // beyond an account's first three
 } as const;
 
-/** A Lambda function with 1,769 MB has one vCPU; it waits on DynamoDB and Kafka about half its time (assumed). */
-const LAMBDA_GB = 1.769;
-const LAMBDA_CPU_UTILISATION = 0.5;
 /**
  * The coordinator function's fixed cost an hour: 256 MB busy 55 s of each minute, reading
  * the coordinator record about once a second (lib/aws/lambda-runtime.ts).
@@ -33,7 +30,9 @@ const COORDINATOR_HOURLY = 0.25 * (55 / 60) * 3600 * PRICES.lambdaArmGbSecond + 
 const ITEMS_PER_BATCH_GET = 20;
 
 export interface CostInputs {
-  readonly recordsPerCpuSecond: number;
+  /** The processor's modelled billed duration of a batch of `batchSize` records (bench/critical-path.ts), at `memoryMb`. */
+  readonly billedMsPerBatch: number;
+  readonly memoryMb: number;
   readonly flinkRecordsPerCpuSecond: number;
   readonly requests: Readonly<Record<string, number>>;
   readonly records: number;
@@ -50,8 +49,8 @@ export function costModel(inputs: CostInputs): CostRow[] {
   const perRecord = (op: string) => (inputs.requests[op] ?? 0) / inputs.records;
   const million = 1e6;
   return [1_000, 10_000, 100_000].map((rate) => {
-    const gbSeconds = (1 / Math.max(inputs.recordsPerCpuSecond, 1)) / LAMBDA_CPU_UTILISATION * LAMBDA_GB;
-    const lambda = million * (gbSeconds * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest / inputs.batchSize);
+    const gbSecondsPerRecord = (inputs.billedMsPerBatch / 1_000 / inputs.batchSize) * (inputs.memoryMb / 1_024);
+    const lambda = million * (gbSecondsPerRecord * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest / inputs.batchSize);
     const reads = perRecord('DynamoDB.GetItem') + perRecord('DynamoDB.BatchGetItem') * ITEMS_PER_BATCH_GET;
     const dynamodb = million * (perRecord('DynamoDB.PutItem') * PRICES.dynamoWriteUnit + reads * PRICES.dynamoReadUnit);
     const s3 = million * ((perRecord('S3.PutObject') + perRecord('S3.ListObjects')) * PRICES.s3Put + perRecord('S3.GetObject') * PRICES.s3Get);
@@ -68,7 +67,7 @@ export function costModel(inputs: CostInputs): CostRow[] {
   });
 }
 
-export function formatCostModel(rows: readonly CostRow[]): string {
+export function formatCostModel(rows: readonly CostRow[], inputs: Pick<CostInputs, 'billedMsPerBatch' | 'memoryMb' | 'batchSize'>): string {
   const usd = (value: number) => `$${value.toFixed(4)}`;
   return `## Cost model: dollars per million records
 
@@ -77,9 +76,10 @@ on-demand $0.625 per million writes and $0.125 per million reads; S3 $0.005 per 
 GET; MSK ${PRICES.mskBrokers} × kafka.m7g.large at $${PRICES.mskBrokerHour}/h; Managed Service for Apache Flink
 $${PRICES.flinkKpuHour} per KPU-hour (1 vCPU, 4 GB) plus one KPU per application.
 
-Assumptions: Sluice's Lambda time per record is its measured CPU time per record (which here also
-includes the embedded emulators) at ${LAMBDA_GB} GB and ${LAMBDA_CPU_UTILISATION * 100}% CPU utilisation; DynamoDB and S3 requests per
-record as measured; the coordinator function, 256 MB running 55 s of each minute, costs $${COORDINATOR_HOURLY.toFixed(4)} an hour; a BatchGetItem reads ${ITEMS_PER_BATCH_GET} items. Flink needs as many KPUs as its measured records/s per
+Assumptions: Sluice's Lambda time is the processor's modelled billed duration of a batch of
+${inputs.batchSize.toLocaleString('en')}, ${inputs.billedMsPerBatch} ms at ${inputs.memoryMb.toLocaleString('en')} MB (the handler table: its own CPU, not the emulators', plus its
+round trips at assumed AWS latencies; warm containers); DynamoDB and S3 requests per record as
+measured over the throughput run; the coordinator function, 256 MB running 55 s of each minute, costs $${COORDINATOR_HOURLY.toFixed(4)} an hour; a BatchGetItem reads ${ITEMS_PER_BATCH_GET} items. Flink needs as many KPUs as its measured records/s per
 core implies. The cluster costs the same for both.
 
 | records/s | Sluice Lambda | coordinator | DynamoDB | S3 | MSK | **Sluice total** | Flink KPUs | Flink | MSK | **Flink total** |

@@ -22,8 +22,11 @@ export const ASSUMED_LATENCY_MS: Readonly<Record<Service, number>> = { DynamoDB:
 /** Lambda gives a function one full vCPU at 1,769 MB, and a share in proportion below it. */
 const MB_PER_VCPU = 1_769;
 
-/** The deployed memory size (serverless.yml), and the size at which a function has a whole vCPU. */
-export const MODELLED_MEMORY_MB = [1_024, MB_PER_VCPU] as const;
+/** The memory size serverless.yml deploys the processor with. */
+export const DEPLOYED_MEMORY_MB = 1_024;
+
+/** The deployed memory size, and the size at which a function has a whole vCPU. */
+export const MODELLED_MEMORY_MB = [DEPLOYED_MEMORY_MB, MB_PER_VCPU] as const;
 
 /**
  * kafkajs times a request in whole milliseconds, so a Kafka request's start may read up to

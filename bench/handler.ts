@@ -95,7 +95,7 @@ interface RunFigures {
 }
 
 /** The emulators' process: its CPU, read from /proc, in clock ticks. */
-class EmulatorHost {
+export class EmulatorHost {
   private constructor(
     private readonly child: ChildProcessByStdio<Writable, Readable, null>,
     readonly dynamo: AwsClientOptions,
@@ -144,7 +144,7 @@ class SpanLog {
 }
 
 /** The bench orders on partition 0 of `topic`, as the event source mapping delivers them, `batch` a time. */
-function buildEvents(topic: string, count: number, batch: number, brokers: readonly string[]): MSKEvent[] {
+export function buildEvents(topic: string, count: number, batch: number, brokers: readonly string[]): MSKEvent[] {
   const options = { ...ORDER_SHAPE, count, lateFraction: 0 };
   const events: MSKEvent[] = [];
   for (let start = 0; start < count; start += batch) {

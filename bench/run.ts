@@ -14,7 +14,9 @@ import { barChart, lineChart } from './charts.js';
 import type { ContenderConfig } from './contenders/config.js';
 import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, type Contender } from './contenders/registry.js';
 import { costModel, formatCostModel, formatIdleCost, SEED_DEPLOYMENT_IDLE } from './cost-model.js';
-import { formatHandlerRows, measureHandlers } from './handler.js';
+import { formatHandlerRows, measureHandlers, type HandlerRow } from './handler.js';
+import { formatColdStart, measureColdStart } from './cold-start.js';
+import { DEPLOYED_MEMORY_MB } from './critical-path.js';
 import { measureLatency, type LatencyFigures, type PacedInputOptions } from './latency.js';
 import { measureThroughput, type Measured } from './measure.js';
 import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
@@ -136,11 +138,17 @@ ${sections.join('\n\n')}
 }
 
 // ---- The handler alone ------------------------------------------------------------------------
+/** The handler's figures at the throughput run's batch size: the cost model bills its modelled duration. */
+let handlerAtBatch: HandlerRow | undefined;
 if (phases.has('handler')) {
   const runs = 3;
   say('The processor handler alone, against the hand-written floor:');
   const rows = await measureHandlers({ brokers, runs, batches: [100, 1_000, 10_000], guarantees: ['EXACTLY_ONCE'], say });
+  handlerAtBatch = rows.find((row) => row.batch === BATCH);
   sections.push(`## The processor handler alone\n\n${formatHandlerRows(rows, runs)}\n\nThe same alone: \`npm run bench:handler\`.`);
+  say('A cold start of the packaged processor:');
+  const coldStart = await measureColdStart({ brokers, runs, say });
+  sections.push(`### A cold start\n\n${formatColdStart(coldStart)}\n\nThe same alone: \`npm run bench:cold-start\`.`);
   phaseDone('handler');
 }
 
@@ -197,19 +205,21 @@ emulators' work; on AWS that work is DynamoDB's and S3's.
 ![records/s per core](throughput.svg)`);
   const sluiceEo = throughput.get(SLUICE_EO);
   const flinkEo = throughput.get(FLINK_EO);
-  if (sluiceEo && flinkEo) {
+  const billedMsPerBatch = handlerAtBatch?.modelled.sluice.billedMs[DEPLOYED_MEMORY_MB];
+  if (sluiceEo && flinkEo && billedMsPerBatch !== undefined) {
+    const inputs = { billedMsPerBatch, memoryMb: DEPLOYED_MEMORY_MB, batchSize: BATCH };
     sections.push(
       formatCostModel(
         costModel({
-          recordsPerCpuSecond: perCore(sluiceEo, inputRecords),
+          ...inputs,
           flinkRecordsPerCpuSecond: perCore(flinkEo, inputRecords),
           requests: sluiceEo.result?.requests ?? {},
           records: inputRecords,
-          batchSize: BATCH,
         }),
+        inputs,
       ),
     );
-  }
+  } else sections.push("## Cost model\n\nNot made: it needs the handler phase (the modelled billed duration) and the throughput phase (Sluice's requests, Flink's CPU).");
   sections.push(formatIdleCost(SEED_DEPLOYMENT_IDLE));
   charts.set(
     'throughput.svg',
