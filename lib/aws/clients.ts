@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 
 /**
@@ -36,6 +36,8 @@ export function createS3Client(options: AwsClientOptions = {}): S3Client {
   return new S3Client({ ...common(options), forcePathStyle: options.endpoint !== undefined });
 }
 
-export function createEventBridgeClient(options: AwsClientOptions = {}): EventBridgeClient {
+/** Loaded on first use: only a pipeline that goes to rest calls EventBridge, and a container's INIT is billed. */
+export async function createEventBridgeClient(options: AwsClientOptions = {}): Promise<EventBridgeClient> {
+  const { EventBridgeClient } = await import('@aws-sdk/client-eventbridge');
   return new EventBridgeClient(common(options));
 }

@@ -1,4 +1,4 @@
-import { DisableRuleCommand, EnableRuleCommand } from '@aws-sdk/client-eventbridge';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { CoordinatorSchedule } from '../runtime/quiescence.js';
 import { createEventBridgeClient, type AwsClientOptions } from './clients.js';
 
@@ -8,20 +8,25 @@ import { createEventBridgeClient, type AwsClientOptions } from './clients.js';
  * that takes input (docs/PROTOCOL.md, "At rest").
  */
 export class EventBridgeSchedule implements CoordinatorSchedule {
-  private readonly client;
+  private client: Promise<EventBridgeClient> | undefined;
 
   constructor(
     private readonly ruleName: string,
-    options: AwsClientOptions = {},
-  ) {
-    this.client = createEventBridgeClient(options);
-  }
+    private readonly options: AwsClientOptions = {},
+  ) {}
 
   async pause(): Promise<void> {
-    await this.client.send(new DisableRuleCommand({ Name: this.ruleName }));
+    const { DisableRuleCommand } = await import('@aws-sdk/client-eventbridge');
+    await (await this.connected()).send(new DisableRuleCommand({ Name: this.ruleName }));
   }
 
   async resume(): Promise<void> {
-    await this.client.send(new EnableRuleCommand({ Name: this.ruleName }));
+    const { EnableRuleCommand } = await import('@aws-sdk/client-eventbridge');
+    await (await this.connected()).send(new EnableRuleCommand({ Name: this.ruleName }));
+  }
+
+  private connected(): Promise<EventBridgeClient> {
+    this.client ??= createEventBridgeClient(this.options);
+    return this.client;
   }
 }

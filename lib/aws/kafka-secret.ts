@@ -1,4 +1,4 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { ScramCredentials } from '../kafka/connection.js';
 
 /** The environment variable naming the Secrets Manager secret of the SASL/SCRAM credentials. */
@@ -9,8 +9,10 @@ export const SCRAM_SECRET_VARIABLE = 'KAFKA_SASL_SECRET_ARN';
  * `username` and a `password` (the same secret the event source mapping reads). Errors name
  * the secret, never what it holds.
  */
-export async function scramCredentials(secretId: string, client: SecretsManagerClient = new SecretsManagerClient({})): Promise<ScramCredentials> {
-  const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
+export async function scramCredentials(secretId: string, client?: SecretsManagerClient): Promise<ScramCredentials> {
+  // Loaded here, not with the module: only SCRAM deployments read a secret, and a container's INIT is billed.
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+  const { SecretString } = await (client ?? new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretId }));
   let held: { username?: unknown; password?: unknown } | undefined;
   try {
     held = JSON.parse(SecretString ?? '') as typeof held;

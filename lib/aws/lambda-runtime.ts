@@ -1,4 +1,4 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import type { ShardTarget } from '../runtime/coordinator.js';
 import { coordinatorPeriodMs, repeatCoordinator, resting } from '../runtime/coordinator-loop.js';
@@ -106,10 +106,13 @@ export function commitFunction(pipeline: StreamExecutionEnvironment) {
     });
 }
 
-const lambda = new LambdaClient({});
+/** Made on first use: a processor calls another function only to wake a resting coordinator, and a container's INIT is billed. */
+let lambda: LambdaClient | undefined;
 
 /** Invokes a function asynchronously (fire and forget; Lambda retries it on failure). */
 export async function invokeAsync(functionName: string, payload: unknown): Promise<void> {
+  const { InvokeCommand, LambdaClient } = await import('@aws-sdk/client-lambda');
+  lambda ??= new LambdaClient({});
   await lambda.send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'Event', Payload: JSON.stringify(payload) }));
 }
 

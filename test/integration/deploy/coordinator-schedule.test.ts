@@ -17,7 +17,7 @@ afterAll(async () => {
 describe("the coordinator's EventBridge schedule", () => {
   it('turns the rule off at rest and on again, as often as asked', async () => {
     const options = { ...moto?.clientOptions, region: 'eu-west-1' };
-    const events = createEventBridgeClient(options);
+    const events = await createEventBridgeClient(options);
     const Name = 'sluice-orders-prod-coordinator';
     await events.send(new PutRuleCommand({ Name, ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' }));
     const state = async () => (await events.send(new DescribeRuleCommand({ Name }))).State;
