@@ -16,12 +16,12 @@ import type { MSKEvent } from 'aws-lambda';
 import { createDocumentClient, createS3Client } from '../lib/aws/clients.js';
 import { processorHandler } from '../lib/aws/handlers.js';
 import { PipelineRuntime } from '../lib/aws/runtime.js';
-import { KafkaAdmin, type KafkaRequestSpan } from '../lib/kafka/index.js';
+import { KafkaAdmin } from '../lib/kafka/index.js';
 import { acquireBrokers } from '../lib/offline/kafka-broker.js';
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
 import { parseResult } from './child-io.js';
-import { criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, SERVICES, type CriticalPath, type Span } from './critical-path.js';
+import { criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, serviceOf, SERVICES, SpanLog, type CriticalPath, type Span } from './critical-path.js';
 import { buildEvents, EmulatorHost } from './handler.js';
 import { benchTopic } from './orders.js';
 import { benchPipeline } from './pipeline.js';
@@ -111,21 +111,21 @@ function runChild(eventsFile: string, bundle: string, indexes: readonly number[]
 
 /** The first batch of a new container, in this process: its requests, for the critical path. */
 async function firstBatchSpans(brokers: readonly string[], emulators: EmulatorHost, names: { table: string; input: string; output: string }, event: MSKEvent): Promise<Span[]> {
-  const spans: Span[] = [];
+  const spans = new SpanLog();
   const runtime = new PipelineRuntime(
     benchPipeline({ brokers, input: names.input, output: names.output, guarantee: 'EXACTLY_ONCE', checkpointIntervalMs: 5_000 }),
     {
       tableName: names.table,
       snapshotBucket: names.table,
-      kafka: { brokers: [...brokers], onRequest: ({ api, start, end }: KafkaRequestSpan) => spans.push({ operation: `Kafka.${api}`, start, end }) },
+      kafka: { brokers: [...brokers], onRequest: spans.kafka },
       dynamodb: emulators.dynamo,
       s3: emulators.s3,
     },
   );
-  runtime.requests.observe((span) => spans.push(span));
+  runtime.requests.observe(spans.aws);
   try {
     await processorHandler(runtime, 'stage-1')(event);
-    return spans;
+    return spans.drain();
   } finally {
     await runtime.close();
   }
@@ -177,7 +177,7 @@ export async function measureColdStart({ brokers, runs, say }: { brokers: readon
     const spans = await firstBatchSpans(brokers, emulators, { table: name, input, output }, last);
     const firstBatch = criticalPath(spans);
     const connections = {
-      aws: SERVICES.filter((service) => service !== 'Kafka' && spans.some((span) => span.operation.startsWith(`${service}.`))).length,
+      aws: SERVICES.filter((service) => service !== 'Kafka' && spans.some((span) => serviceOf(span.operation) === service)).length,
       kafka: spans.filter((span) => span.operation === 'Kafka.ApiVersions').length,
     };
     const setUpMs = SET_UP_ROUND_TRIP_MS * (connections.aws * AWS_SET_UP_ROUND_TRIPS + connections.kafka * BROKER_SET_UP_ROUND_TRIPS);

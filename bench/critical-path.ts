@@ -5,12 +5,28 @@
 // A request is taken to wait for every request that ended before it started, as it did in this
 // run; requests in flight together wait only for the slowest. The CPU and the waits are added,
 // as if no computation overlapped a wait: an upper bound for a handler that awaits as it goes.
+import type { KafkaRequestSpan } from '../lib/kafka/index.js';
 
 /** One request's round trip, on `performance.now()`'s clock; `operation` is `<service>.<name>`. */
 export interface Span {
   readonly operation: string;
   readonly start: number;
   readonly end: number;
+}
+
+/** The requests a handler sends, AWS and Kafka alike, kept until drained. */
+export class SpanLog {
+  private spans: Span[] = [];
+  /** For `RequestCounter.observe`. */
+  readonly aws = (span: Span) => void this.spans.push(span);
+  /** For `KafkaConnectionOptions.onRequest`. */
+  readonly kafka = ({ api, start, end }: KafkaRequestSpan) => void this.spans.push({ operation: `Kafka.${api}`, start, end });
+
+  drain(): Span[] {
+    const drained = this.spans;
+    this.spans = [];
+    return drained;
+  }
 }
 
 export const SERVICES = ['DynamoDB', 'S3', 'Kafka'] as const;

@@ -15,14 +15,14 @@ import { createDocumentClient, createS3Client, type AwsClientOptions } from '../
 import { processorHandler } from '../lib/aws/handlers.js';
 import { PipelineRuntime } from '../lib/aws/runtime.js';
 import { RequestCounter } from '../lib/aws/request-metrics.js';
-import { CommittedRangeReader, KafkaAdmin, type KafkaRecord, type KafkaRequestSpan } from '../lib/kafka/index.js';
+import { CommittedRangeReader, KafkaAdmin, type KafkaRecord } from '../lib/kafka/index.js';
 import { acquireBrokers } from '../lib/offline/kafka-broker.js';
 import { mskEvent } from '../lib/offline/msk-event.js';
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
 import { LambdaDriver } from '../lib/testing/index.js';
 import { parseResult } from './child-io.js';
-import { ASSUMED_LATENCY_MS, criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, SERVICES, type Service, type Span } from './critical-path.js';
+import { ASSUMED_LATENCY_MS, criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, SERVICES, SpanLog, type Service } from './critical-path.js';
 import { startFloorHandler } from './contenders/kafkajs-floor-handler.js';
 import { benchTopic, ORDER_SHAPE, orderAt, serializeOrder } from './orders.js';
 import { benchPipeline, type BenchPipelineOptions } from './pipeline.js';
@@ -127,19 +127,6 @@ export class EmulatorHost {
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     this.child.stdin.end();
     await exited;
-  }
-}
-
-/** The requests a handler sends, AWS and Kafka alike, kept until drained. */
-class SpanLog {
-  private spans: Span[] = [];
-  readonly aws = (span: Span) => void this.spans.push(span);
-  readonly kafka = ({ api, start, end }: KafkaRequestSpan) => void this.spans.push({ operation: `Kafka.${api}`, start, end });
-
-  drain(): Span[] {
-    const drained = this.spans;
-    this.spans = [];
-    return drained;
   }
 }
 
