@@ -199,7 +199,7 @@ export class PipelineRuntime {
     const { plan, store, coordinator, committer, reader } = this;
     const shards = await listShards(plan, this.admin);
     const snapshots = this.requireSnapshots();
-    const abortTransactionsOf = (target: ShardTarget) => this.processor.abortTransactionsOf(target.stageId, target.topic, target.partition);
+    const abortTransactionsOf = (target: ShardTarget) => this.processor.abortTransactionsOf(target);
     const options = { plan, store, coordinator, committer, reader, snapshots, shards, abortTransactionsOf, ...(clock ? { clock } : {}) };
     const report = await restoreSnapshot(options, source);
     await wakeCoordinator(coordinator, this.schedule);

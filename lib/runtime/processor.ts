@@ -2,6 +2,7 @@ import type { KafkaSink } from '../api/sink.js';
 import type { KafkaClients } from '../kafka/clients.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 import { TransactionLostError } from '../kafka/errors.js';
+import type { ShardTarget } from './coordinator.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
@@ -511,7 +512,7 @@ export class Processor {
    * left open, a zombie's too. A restore does it after it claims the shard: its commit moves
    * the shard's last committed epoch past the attempts that the next invocation would sweep.
    */
-  async abortTransactionsOf(stageId: string, topic: string, partition: number): Promise<void> {
+  async abortTransactionsOf({ stageId, topic, partition }: ShardTarget): Promise<void> {
     if (this.options.plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) return;
     const stage = this.stage(stageId);
     const shard = shardOf(stage, topic, partition);

@@ -341,9 +341,9 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     // with open windows and nothing to close them.
     const producible = restore?.addPartitions && restorePhase !== 'done' ? orders.length : toProduce.length;
     while (producing && produced < producible && sim.now >= nextProduceAt) {
-      const chunk = 1 + Math.floor(random() * 6);
-      kafka.append(toProduce.slice(produced, Math.min(producible, produced + chunk)));
-      produced = Math.min(producible, produced + chunk);
+      const until = Math.min(producible, produced + 1 + Math.floor(random() * 6));
+      kafka.append(toProduce.slice(produced, until));
+      produced = until;
       nextProduceAt += PRODUCE_EVERY_MS;
     }
     for (const mapping of triggersRun() ? mappings : []) {
@@ -412,7 +412,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
           grown = true;
         }
         const now = await listShards(plan, kafka.admin);
-        const abortTransactionsOf = (target: ShardTarget) => processor.abortTransactionsOf(target.stageId, target.topic, target.partition);
+        const abortTransactionsOf = (target: ShardTarget) => processor.abortTransactionsOf(target);
         const report = await restoreSnapshot({ ...before, reader: kafka.reader, shards: now, abortTransactionsOf }, { savepoint });
         if (traced) sim.log(`restored ${savepoint}: ${JSON.stringify(report)}`);
         await wakeCoordinator(coordinatorStore, undefined);
