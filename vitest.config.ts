@@ -2,12 +2,12 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    globalSetup: ['test/setup/kafka-broker.ts', 'test/setup/python-tools.ts'],
+    globalSetup: ['test/setup/kafka-broker.ts', 'test/setup/schema-registry.ts', 'test/setup/python-tools.ts'],
     reporters: ['default', './test/setup/summary-reporter.ts'],
     testTimeout: 60_000,
     // The AWS SDK's notice that it will need Node 22 would fill the output of every test process.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    // The first start on a fresh machine fetches the broker from Maven Central.
+    // The first start on a fresh machine fetches the broker and builds the schema registry from Maven Central.
     hookTimeout: 300_000,
     projects: [
       { extends: true, test: { name: 'main', include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/simulation/**/*.test.ts', 'test/conformance/**/*.test.ts'], sequence: { groupOrder: 0 } } },

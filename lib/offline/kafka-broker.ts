@@ -1,11 +1,11 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KafkaAdmin } from '../kafka/admin.js';
 import { brokersFromEnvironment } from '../kafka/connection.js';
+import { javaCommand, runningPid, runTool, startJava, stopJava, waitUntilAnswering } from './java-service.js';
 
 /**
  * Launches a single-node Apache Kafka broker (KRaft, broker and controller in one JVM) on
@@ -80,17 +80,6 @@ function kafkaVersion(): string {
   return version;
 }
 
-function run(command: string, args: string[], what: string): void {
-  const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (result.error) {
-    throw new Error(`Could not run ${command} to ${what}: ${result.error.message}. Is it installed and on PATH?`);
-  }
-  if (result.status !== 0) {
-    const output = `${result.stdout}\n${result.stderr}`.trim().split('\n').slice(-30).join('\n');
-    throw new Error(`${command} failed to ${what} (exit ${result.status}):\n${output}`);
-  }
-}
-
 /** Fetches the broker's jars with Maven unless the cache already holds them; returns the folder. */
 export function ensureKafkaRuntime(options: LocalBrokerOptions = {}): string {
   const { cacheDir, log } = resolveOptions(options);
@@ -103,7 +92,7 @@ export function ensureKafkaRuntime(options: LocalBrokerOptions = {}): string {
   const staging = `${libs}.${process.pid}.tmp`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-  run(
+  runTool(
     'mvn',
     [
       '-q',
@@ -120,10 +109,6 @@ export function ensureKafkaRuntime(options: LocalBrokerOptions = {}): string {
   rmSync(libs, { recursive: true, force: true });
   renameSync(staging, libs);
   return libs;
-}
-
-function javaCommand(): string {
-  return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
 }
 
 function renderServerProperties(options: ResolvedOptions, dataDir: string): string {
@@ -146,25 +131,7 @@ function pidFile(stateDir: string): string {
 
 /** The pid in the state folder, if that process is alive and is a Kafka broker. */
 function runningBrokerPid(stateDir: string): number | undefined {
-  const file = pidFile(stateDir);
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, 'utf8').trim());
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  try {
-    const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return commandLine.includes(BROKER_MAIN_CLASS) ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return runningPid(pidFile(stateDir), BROKER_MAIN_CLASS);
 }
 
 /** True when a Kafka broker answers a metadata request at `brokers` within the timeout. */
@@ -185,24 +152,14 @@ export async function brokerAnswers(brokers: readonly string[], timeoutMs = 2_00
   }
 }
 
-function logTail(file: string, lines = 40): string {
-  if (!existsSync(file)) return '(no broker log)';
-  return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-}
-
-async function waitUntilAnswering(brokers: string[], pid: number, options: ResolvedOptions, logFile: string) {
-  const deadline = Date.now() + options.startTimeoutMs;
-  while (Date.now() < deadline) {
-    if (!isAlive(pid)) {
-      throw new Error(`The Kafka broker (pid ${pid}) exited while starting. Its log ends:\n${logTail(logFile)}`);
-    }
-    if (await brokerAnswers(brokers)) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(
-    `The Kafka broker (pid ${pid}) did not answer at ${brokers.join(',')} within ${options.startTimeoutMs} ms. ` +
-      `Its log ends:\n${logTail(logFile)}`,
-  );
+function waitUntilBrokerAnswers(brokers: string[], pid: number, options: ResolvedOptions, logFile: string): Promise<void> {
+  return waitUntilAnswering(() => brokerAnswers(brokers), {
+    pid,
+    timeoutMs: options.startTimeoutMs,
+    name: 'Kafka broker',
+    at: brokers.join(','),
+    logFile,
+  });
 }
 
 /**
@@ -219,7 +176,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   const runningPid = runningBrokerPid(stateDir);
   if (runningPid !== undefined) {
     log(`Reusing the Kafka broker already running (pid ${runningPid}) at ${brokers[0]}`);
-    await waitUntilAnswering(brokers, runningPid, resolved, logFile);
+    await waitUntilBrokerAnswers(brokers, runningPid, resolved, logFile);
     return { brokers, started: false, pid: runningPid, stateDir };
   }
   if (await brokerAnswers(brokers)) {
@@ -237,7 +194,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   if (!existsSync(join(dataDir, 'meta.properties'))) {
     log(`Formatting KRaft storage in ${dataDir}`);
     const clusterId = randomBytes(16).toString('base64url');
-    run(
+    runTool(
       javaCommand(),
       ['-cp', classpath, STORAGE_TOOL_CLASS, 'format', '--ignore-formatted', '-t', clusterId, '-c', configFile],
       'format the Kafka storage',
@@ -245,9 +202,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   }
 
   log(`Starting Kafka on ${brokers[0]} (log: ${logFile})`);
-  const out = openSync(logFile, 'a');
-  const child = spawn(
-    javaCommand(),
+  const pid = startJava(
     [
       '-Xms256m',
       '-Xmx1g',
@@ -259,14 +214,10 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
       BROKER_MAIN_CLASS,
       configFile,
     ],
-    { detached: true, stdio: ['ignore', out, out] },
+    logFile,
+    pidFile(stateDir),
   );
-  closeSync(out);
-  const pid = child.pid;
-  if (pid === undefined) throw new Error(`Could not start ${javaCommand()}: is a Java 17+ runtime installed?`);
-  child.unref();
-  writeFileSync(pidFile(stateDir), `${pid}\n`);
-  await waitUntilAnswering(brokers, pid, resolved, logFile);
+  await waitUntilBrokerAnswers(brokers, pid, resolved, logFile);
   log(`Kafka is up at ${brokers[0]} (pid ${pid})`);
   return { brokers, started: true, pid, stateDir };
 }
@@ -277,22 +228,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
  */
 export async function stopLocalBroker(options: LocalBrokerOptions = {}, graceMs = 30_000): Promise<boolean> {
   const { stateDir, log } = resolveOptions(options);
-  const pid = runningBrokerPid(stateDir);
-  rmSync(pidFile(stateDir), { force: true });
-  if (pid === undefined) return false;
-  log(`Stopping the Kafka broker (pid ${pid})${graceMs === 0 ? ' with SIGKILL' : ''}`);
-  // No grace: killed as a crashed machine would leave it, for fault tests.
-  process.kill(pid, graceMs === 0 ? 'SIGKILL' : 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (isAlive(pid) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  if (isAlive(pid)) {
-    if (graceMs > 0) log(`The broker did not stop within ${graceMs} ms; killing it`);
-    process.kill(pid, 'SIGKILL');
-    while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return true;
+  return stopJava(pidFile(stateDir), BROKER_MAIN_CLASS, { graceMs, name: 'Kafka broker', log });
 }
 
 /**
