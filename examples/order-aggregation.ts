@@ -20,7 +20,9 @@ import {
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
   WatermarkStrategy,
+  type DeserializationSchema,
   type ElementContext,
+  type SerializationSchema,
 } from '../lib/api/index.js';
 
 export interface Order {
@@ -74,18 +76,34 @@ export interface OrderAggregationOptions {
    * fails its batch (docs/api.md, "Keys, stages and repartition topics").
    */
   readonly partitionedByCategory: boolean;
+  /** The topics, and how orders are read and aggregates written there: JSON on ORDERS_TOPIC and AGGREGATES_TOPIC by default. */
+  readonly formats?: OrderFormats;
 }
 
-export function orderAggregation({ name, partitionedByCategory }: OrderAggregationOptions): StreamExecutionEnvironment {
+export interface OrderFormats {
+  readonly ordersTopic: string;
+  readonly aggregatesTopic: string;
+  readonly orders: DeserializationSchema<Order>;
+  readonly aggregates: SerializationSchema<OrderAggregate>;
+}
+
+const JSON_FORMATS: OrderFormats = {
+  ordersTopic: ORDERS_TOPIC,
+  aggregatesTopic: AGGREGATES_TOPIC,
+  orders: new JsonDeserializationSchema(parseOrder),
+  aggregates: { serialize: (aggregate) => JSON.stringify(aggregate) },
+};
+
+export function orderAggregation({ name, partitionedByCategory, formats = JSON_FORMATS }: OrderAggregationOptions): StreamExecutionEnvironment {
   const env = StreamExecutionEnvironment.create({ name: `${namespace}${name}` });
   env.enableCheckpointing(seconds(60));
 
   const source = KafkaSource.builder<Order>()
     .setBootstrapServers(brokers)
-    .setTopics(ORDERS_TOPIC)
+    .setTopics(formats.ordersTopic)
     .setGroupId(`${namespace}${name}`)
     .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-    .setValueOnlyDeserializer(new JsonDeserializationSchema(parseOrder))
+    .setValueOnlyDeserializer(formats.orders)
     .setPartitionedByRecordKey(partitionedByCategory)
     .build();
 
@@ -106,9 +124,9 @@ export function orderAggregation({ name, partitionedByCategory }: OrderAggregati
         .setBootstrapServers(brokers)
         .setRecordSerializer(
           KafkaRecordSerializationSchema.builder<OrderAggregate>()
-            .setTopic(AGGREGATES_TOPIC)
+            .setTopic(formats.aggregatesTopic)
             .setKeySerializationSchema((aggregate) => aggregate.category)
-            .setValueSerializationSchema({ serialize: (aggregate) => JSON.stringify(aggregate) })
+            .setValueSerializationSchema(formats.aggregates)
             .build(),
         )
         .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)

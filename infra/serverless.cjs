@@ -209,10 +209,28 @@ function scramFrom(options) {
   return scram;
 }
 
+/**
+ * The schema registry the processors' registry formats use (lib/aws/schema-registry.ts):
+ * `--param schemaRegistryUrl=https://…`, and `--param schemaRegistrySecretArn=arn:…` for the
+ * Secrets Manager secret of its credentials, which only the processors may read.
+ */
+function schemaRegistryFrom(options) {
+  const url = commandLineParam(options, 'schemaRegistryUrl');
+  const secretArn = commandLineParam(options, 'schemaRegistrySecretArn');
+  if (secretArn && !url) {
+    throw new Error('--param schemaRegistrySecretArn needs --param schemaRegistryUrl too: the secret holds the credentials of that registry');
+  }
+  return {
+    environment: { ...(url ? { SCHEMA_REGISTRY_URL: url } : {}), ...(secretArn ? { SCHEMA_REGISTRY_SECRET_ARN: secretArn } : {}) },
+    statements: secretArn ? [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secretArn] }] : [],
+  };
+}
+
 module.exports = async ({ options }) => {
   // The stage as provider.stage resolves it: `--stage`, else dev.
   const { plan, triggerStartingPosition, names } = await loadPlan(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE, options.stage ?? 'dev');
   const scram = scramFrom(options);
+  const registry = schemaRegistryFrom(options);
   const { batchSize, maximumBatchingWindowSeconds, provisionedPollers } = plan.eventSourceMapping;
   const batching = {
     ...(commandLineParam(options, 'batchSize') === undefined && batchSize !== undefined ? { batchSize } : {}),
@@ -234,7 +252,7 @@ module.exports = async ({ options }) => {
       handler: 'functions/processor.handler',
       description: `Sluice ${plan.pipeline}: processes ${stage.id} (${stageTopics(stage).join(', ')})`,
       // The coordinator, which a batch calls when it finds the pipeline resting (lib/runtime/quiescence.ts).
-      environment: { SLUICE_STAGE: stage.id, SLUICE_COORDINATOR_FUNCTION: `${service}-coordinator` },
+      environment: { SLUICE_STAGE: stage.id, SLUICE_COORDINATOR_FUNCTION: `${service}-coordinator`, ...registry.environment },
       events: stageTopics(stage).map((topic) =>
         trigger({ topic, consumerGroupId: names.consumerGroupOf(plan, stage), startingPosition: startingPositionOf(stage), batching, scram }),
       ),
@@ -372,6 +390,7 @@ module.exports = async ({ options }) => {
       { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: [functionArn(`${service}-coordinator`)] },
       // What Lambda's MSK event source mapping needs on the function's role.
       { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: ['${param:mskClusterArn}'] },
+      ...registry.statements,
     ]);
     functions[key].role = roleArn(key);
   }

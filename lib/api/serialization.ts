@@ -4,22 +4,40 @@ import { parseJson } from './record-contents.js';
 /** Turns a Kafka record's value into an element (Flink's `DeserializationSchema<T>`). Throw to reject it. */
 export interface DeserializationSchema<T> {
   deserialize(value: Buffer | null): T;
+  /**
+   * Fetches what `deserialize` will need for a batch's values (a registry's schemas), once per
+   * batch before its first record is read. Throw to fail the batch, which is then retried: for
+   * a cause outside the records, such as a registry that cannot be reached. A value it cannot
+   * prepare for should fail in `deserialize` instead, as a bad record.
+   */
+  prepare?(values: readonly (Buffer | null)[]): Promise<void>;
 }
 
 /** Turns an element into bytes (Flink's `SerializationSchema<T>`). */
 export interface SerializationSchema<T> {
   serialize(element: T): Buffer | string | null;
+  /**
+   * Readies the schema before its first element in a container (registers or looks up a
+   * registry subject). It runs again after it fails; its failure fails the batch.
+   */
+  open?(): Promise<void>;
 }
 
 /** Turns a whole Kafka record — key, value, headers, position, timestamp — into an element. */
 export interface KafkaRecordDeserializationSchema<T> {
   deserialize(record: KafkaRecord): T;
+  /** See {@link DeserializationSchema.prepare}: once per batch, with the batch's records. */
+  prepare?(records: readonly KafkaRecord[]): Promise<void>;
 }
 
 export const KafkaRecordDeserializationSchema = {
   /** Reads only the record's value. */
   valueOnly<T>(schema: DeserializationSchema<T>): KafkaRecordDeserializationSchema<T> {
-    return { deserialize: (record) => schema.deserialize(record.value) };
+    const prepare = schema.prepare?.bind(schema);
+    return {
+      deserialize: (record) => schema.deserialize(record.value),
+      ...(prepare ? { prepare: (records: readonly KafkaRecord[]) => prepare(records.map((record) => record.value)) } : {}),
+    };
   },
 };
 

@@ -15,6 +15,8 @@ export interface SerializationContext {
 /** Turns an element into the Kafka record to write (Flink's `KafkaRecordSerializationSchema<T>`). */
 export interface KafkaRecordSerializationSchema<T> {
   serialize(element: T, context: SerializationContext): OutputRecord;
+  /** See {@link SerializationSchema.open}: readies the key and value schemas before the first element. */
+  open?(): Promise<void>;
   /** The fixed topic, when there is one (for `explain`). */
   readonly topic: string | undefined;
   /** Which time the records carry, when the builder made the schema (for `explain`). */
@@ -47,6 +49,7 @@ export const KafkaRecordSerializationSchema = {
     let topic: string | undefined;
     let topicSelector: ((element: T) => string) | undefined;
     let keySerializer: ((element: T) => Bytes) | undefined;
+    let keySchema: SerializationSchema<T> | undefined;
     let valueSerializer: SerializationSchema<T> | undefined;
     let headerProvider: ((element: T) => Record<string, string | Buffer>) | undefined;
     let partitioner: Partitioner<T> | undefined;
@@ -63,6 +66,7 @@ export const KafkaRecordSerializationSchema = {
       /** A serialization schema, or a function from element to key. */
       setKeySerializationSchema(schema: SerializationSchema<T> | ((element: T) => Bytes)) {
         keySerializer = typeof schema === 'function' ? schema : (element) => schema.serialize(element);
+        keySchema = typeof schema === 'function' ? undefined : schema;
         return builder;
       },
       setValueSerializationSchema(schema: SerializationSchema<T>) {
@@ -96,9 +100,14 @@ export const KafkaRecordSerializationSchema = {
         const fixedTopic = topic;
         const select = topicSelector;
         const stampsElementTime = recordTimestamp === RecordTimestamp.ELEMENT;
+        const opening = [keySchema, serializeValue].flatMap((schema) => (schema?.open ? [schema.open.bind(schema)] : []));
+        const open = async () => {
+          await Promise.all(opening.map((openSchema) => openSchema()));
+        };
         return {
           topic: fixedTopic,
           recordTimestamp,
+          ...(opening.length > 0 ? { open } : {}),
           serialize(element, context) {
             const target = fixedTopic ?? select?.(element) ?? '';
             const key = keySerializer ? bytes(keySerializer(element)) : null;

@@ -76,6 +76,38 @@ function decodeHeaders(value: unknown, where: string): RecordHeader[] {
   });
 }
 
+/**
+ * A key or value as Kafka holds it. With a schema registry configured on the event-source
+ * mapping (provisioned mode, EventRecordFormat SOURCE), Lambda strips the Confluent wire
+ * format's header and names the schema beside the bytes; Sluice puts the header back, so that a
+ * record reads the same whether the mapping delivered it or Sluice reread it from Kafka (a
+ * replay, a gap), and a dead letter keeps the record's own bytes.
+ */
+function reframed(bytes: Buffer | null, metadata: unknown, where: string): Buffer | null {
+  if (bytes === null || metadata === undefined || metadata === null) return bytes;
+  if (!isObject(metadata)) fail(where, 'must be an object {dataFormat, schemaId}');
+  const { dataFormat, schemaId } = metadata;
+  // Without a schema id the mapping validated nothing: the bytes are the record's own.
+  if (schemaId === undefined || schemaId === null) return bytes;
+  if (typeof schemaId !== 'string' || !/^\d{1,10}$/.test(schemaId) || Number(schemaId) > 0x7fffffff) {
+    fail(
+      `${where}.schemaId`,
+      `is ${JSON.stringify(schemaId)}, not a Confluent schema id: Sluice reads records the mapping validated against a Confluent-compatible ` +
+        "registry; for an AWS Glue registry, remove the mapping's schema registry configuration",
+    );
+  }
+  if (dataFormat !== 'AVRO' && dataFormat !== 'JSON') {
+    fail(
+      `${where}.dataFormat`,
+      `is ${JSON.stringify(dataFormat)}: Sluice restores the wire format of Avro and JSON Schema records the mapping validated; ` +
+        "for Protobuf, remove the mapping's schema registry configuration and read with ConfluentRegistryProtobufDeserializationSchema",
+    );
+  }
+  const header = Buffer.alloc(5);
+  header.writeInt32BE(Number(schemaId), 1);
+  return Buffer.concat([header, bytes]);
+}
+
 function decodeRecord(raw: unknown, where: string, topic: string, partition: number): KafkaRecord {
   if (!isObject(raw)) fail(where, 'must be an object');
   if (raw.topic !== topic) fail(`${where}.topic`, `is ${JSON.stringify(raw.topic)} but the record is listed under "${topic}-${partition}"`);
@@ -92,8 +124,8 @@ function decodeRecord(raw: unknown, where: string, topic: string, partition: num
     offset: wholeNumber(raw.offset, `${where}.offset`),
     timestamp: wholeNumber(raw.timestamp, `${where}.timestamp`),
     timestampType: timestampType as TimestampType,
-    key: base64(raw.key, `${where}.key`),
-    value: base64(raw.value, `${where}.value`),
+    key: reframed(base64(raw.key, `${where}.key`), raw.keySchemaMetadata, `${where}.keySchemaMetadata`),
+    value: reframed(base64(raw.value, `${where}.value`), raw.valueSchemaMetadata, `${where}.valueSchemaMetadata`),
     headers: decodeHeaders(raw.headers, `${where}.headers`),
   };
 }

@@ -9,8 +9,17 @@ export const SCRAM_SECRET_VARIABLE = 'KAFKA_SASL_SECRET_ARN';
  * `username` and a `password` (the same secret the event source mapping reads). Errors name
  * the secret, never what it holds.
  */
-export async function scramCredentials(secretId: string, client?: SecretsManagerClient): Promise<ScramCredentials> {
-  // Loaded here, not with the module: only SCRAM deployments read a secret, and a container's INIT is billed.
+export function scramCredentials(secretId: string, client?: SecretsManagerClient): Promise<ScramCredentials> {
+  return usernameAndPassword(secretId, "as Amazon MSK's SASL/SCRAM secrets are", client);
+}
+
+/** A Secrets Manager secret's JSON `username` and `password`; `shape` says where the shape comes from, for the error. */
+export async function usernameAndPassword(
+  secretId: string,
+  shape: string,
+  client?: SecretsManagerClient,
+): Promise<{ username: string; password: string }> {
+  // Loaded here, not with the module: only deployments with a secret read one, and a container's INIT is billed.
   const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const { SecretString } = await (client ?? new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretId }));
   let held: { username?: unknown; password?: unknown } | undefined;
@@ -22,10 +31,7 @@ export async function scramCredentials(secretId: string, client?: SecretsManager
   const username = held?.username;
   const password = held?.password;
   if (typeof username !== 'string' || typeof password !== 'string' || username === '' || password === '') {
-    throw new Error(
-      `The secret ${secretId} must be a JSON text with a "username" and a "password", as Amazon MSK's SASL/SCRAM secrets are ` +
-        `(what it holds is not shown)`,
-    );
+    throw new Error(`The secret ${secretId} must be a JSON text with a "username" and a "password", ${shape} (what it holds is not shown)`);
   }
   return { username, password };
 }

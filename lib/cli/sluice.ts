@@ -12,6 +12,7 @@ import type { KafkaConnectionOptions } from '../kafka/connection.js';
 import type { Plan } from '../plan/plan.js';
 import { OfflineSession } from '../offline/offline.js';
 import { offlineRuntimeConfig, offlineStateDir } from '../offline/offline-state.js';
+import { acquireSchemaRegistry } from '../offline/schema-registry.js';
 import { savepointNameProblem } from '../snapshot/checkpoint-state.js';
 import { loadPipeline, loadPipelineModule } from './load-pipeline.js';
 import { symbolicate } from './symbolicate.js';
@@ -150,6 +151,9 @@ Options:
                                 export (default 1000 when it has one)
   --no-generate                 only process what the input topics hold and receive
   --print-output                print what the sinks write, read back with read_committed
+  --schema-registry             start the local schema registry (Apicurio, built from Maven Central on first
+                                use; SCHEMA_REGISTRY_URL for another) and set SCHEMA_REGISTRY_URL for the
+                                pipeline file, before loading it
   --checkpoint-interval <ms>    replace the pipeline's checkpoint interval (output appears at checkpoints)
   --batch-size <n>              records per event, at most (default: the pipeline's, else 100, as Lambda)
   --batch-window <ms>           batching window (default: the pipeline's, else 500, as Lambda)
@@ -158,12 +162,14 @@ Options:
   --for <seconds>               stop by itself after this long
   --help                        show this help
 
-Environment: KAFKA_BROKERS, SLUICE_DYNAMODB_ENDPOINT, SLUICE_S3_ENDPOINT to use running services.
+Environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, SLUICE_DYNAMODB_ENDPOINT, SLUICE_S3_ENDPOINT to use
+running services.
 `,
     options: {
       generate: { type: 'string' },
       'no-generate': { type: 'boolean' },
       'print-output': { type: 'boolean' },
+      'schema-registry': { type: 'boolean' },
       'checkpoint-interval': { type: 'string' },
       'batch-size': { type: 'string' },
       'batch-window': { type: 'string' },
@@ -173,33 +179,40 @@ Environment: KAFKA_BROKERS, SLUICE_DYNAMODB_ENDPOINT, SLUICE_S3_ENDPOINT to use 
     },
     async run(file, values, out) {
       if (values.generate !== undefined && values['no-generate']) throw new UsageError('give --generate or --no-generate, not both');
-      const { pipeline, generateInput } = await loadPipelineModule(file);
-      const rate = values['no-generate'] ? 0 : (positiveNumber(values, 'generate') ?? (generateInput ? 1_000 : 0));
-      if (rate > 0 && !generateInput) {
-        throw new Error(`${file} exports no generateInput(index) => { topic, key, value }: --generate needs one (or use --no-generate)`);
+      // The pipeline file reads SCHEMA_REGISTRY_URL when it builds its formats, so the registry comes first.
+      const registry = values['schema-registry'] ? await acquireSchemaRegistry({ log: (line) => out(`[schema registry] ${line}\n`) }) : undefined;
+      if (registry) process.env.SCHEMA_REGISTRY_URL = registry.url;
+      try {
+        const { pipeline, generateInput } = await loadPipelineModule(file);
+        const rate = values['no-generate'] ? 0 : (positiveNumber(values, 'generate') ?? (generateInput ? 1_000 : 0));
+        if (rate > 0 && !generateInput) {
+          throw new Error(`${file} exports no generateInput(index) => { topic, key, value }: --generate needs one (or use --no-generate)`);
+        }
+        const checkpointIntervalMs = positiveNumber(values, 'checkpoint-interval');
+        const batchSize = positiveNumber(values, 'batch-size');
+        const batchWindowMs = positiveNumber(values, 'batch-window');
+        const partitions = positiveNumber(values, 'partitions');
+        const stateDir = values['state-dir'];
+        const session = await OfflineSession.start({
+          pipeline,
+          out: (line) => out(`${line}\n`),
+          status: statusWriter(),
+          generateRate: rate,
+          ...(generateInput ? { generateInput } : {}),
+          printOutput: values['print-output'] === true,
+          ...(checkpointIntervalMs === undefined ? {} : { checkpointIntervalMs }),
+          ...(batchSize === undefined ? {} : { batchSize }),
+          ...(batchWindowMs === undefined ? {} : { batchWindowMs }),
+          ...(partitions === undefined ? {} : { partitions }),
+          ...(typeof stateDir === 'string' ? { stateDir } : {}),
+        });
+        out(`Running${rate > 0 ? `, generating ${rate} records/s` : ''}; Ctrl-C stops.\n`);
+        const why = await untilStopped(positiveNumber(values, 'for'));
+        out(`\nStopping (${why})...\n`);
+        await session.stop();
+      } finally {
+        await registry?.release();
       }
-      const checkpointIntervalMs = positiveNumber(values, 'checkpoint-interval');
-      const batchSize = positiveNumber(values, 'batch-size');
-      const batchWindowMs = positiveNumber(values, 'batch-window');
-      const partitions = positiveNumber(values, 'partitions');
-      const stateDir = values['state-dir'];
-      const session = await OfflineSession.start({
-        pipeline,
-        out: (line) => out(`${line}\n`),
-        status: statusWriter(),
-        generateRate: rate,
-        ...(generateInput ? { generateInput } : {}),
-        printOutput: values['print-output'] === true,
-        ...(checkpointIntervalMs === undefined ? {} : { checkpointIntervalMs }),
-        ...(batchSize === undefined ? {} : { batchSize }),
-        ...(batchWindowMs === undefined ? {} : { batchWindowMs }),
-        ...(partitions === undefined ? {} : { partitions }),
-        ...(typeof stateDir === 'string' ? { stateDir } : {}),
-      });
-      out(`Running${rate > 0 ? `, generating ${rate} records/s` : ''}; Ctrl-C stops.\n`);
-      const why = await untilStopped(positiveNumber(values, 'for'));
-      out(`\nStopping (${why})...\n`);
-      await session.stop();
       out('Stopped.\n');
     },
   },

@@ -65,7 +65,8 @@ async function refuseForeignRepartitionRecords(
 }
 
 /** What a pipeline file may export besides its environment, for `--generate`: the input record number `index`. */
-export type InputGenerator = (index: number) => OutputRecord;
+/** Input record `index` for `--generate`; a promise where making it needs a round trip first (a registry's schema id, once). */
+export type InputGenerator = (index: number) => OutputRecord | Promise<OutputRecord>;
 
 export interface OfflineOptions {
   readonly pipeline: StreamExecutionEnvironment;
@@ -364,7 +365,7 @@ export class OfflineSession {
     this.every(100, async () => {
       const due = first + Math.floor(((Date.now() - started) / 1_000) * rate);
       const records: OutputRecord[] = [];
-      while (index < due) records.push(input(index++));
+      while (index < due) records.push(await input(index++));
       if (records.length > 0) await writer.write(records);
     });
   }

@@ -4,6 +4,7 @@ import type { Plan, Stage } from '../plan/plan.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import { KeyStateTooLargeError, MAX_KEY_STATE_BYTES, oversizedKeyState, type ShardClaim, type ShardRef, type ShardStore, type StateChange } from '../state/shard-store.js';
 import { BatchStateBackend } from './batch-state.js';
+import { prepareFormats } from './formats.js';
 import { BadRecordError, emissionSegments, emptyStageOutputs, StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
 
 /** What a shard's commit records besides its keyed state (docs/PROTOCOL.md, shard record). */
@@ -341,6 +342,8 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
       return missing.length;
     };
     let keysRead = 0;
+    const formatsReady = prepareFormats(stage, accepted);
+    formatsReady.catch(() => undefined);
     if (hasKeyedState(stage)) {
       const snapshotTimers = (progress.executor?.timers ?? []).filter(
         (t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER),
@@ -353,6 +356,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
       ]);
     }
 
+    await formatsReady;
     const executor = new StageExecutor({
       plan,
       stage,

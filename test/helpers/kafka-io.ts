@@ -14,6 +14,8 @@ export interface ConsumedMessage {
   readonly offset: number;
   readonly key: string | null;
   readonly value: string | null;
+  /** The value's bytes, for binary formats. */
+  readonly bytes: Buffer | null;
   /** The record's timestamp (CreateTime, or the broker's with LogAppendTime). */
   readonly timestamp: number;
 }
@@ -63,6 +65,7 @@ export async function consumeTopic(
         offset: Number(message.offset),
         key: message.key?.toString() ?? null,
         value: message.value?.toString() ?? null,
+        bytes: message.value,
         timestamp: Number(message.timestamp),
       });
       lastArrival = Date.now();

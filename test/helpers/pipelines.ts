@@ -16,6 +16,8 @@ import {
   WatermarkEmission,
   WatermarkStrategy,
   type DataStream,
+  type DeserializationSchema,
+  type SerializationSchema,
 } from '../../lib/api/index.js';
 
 export interface Order {
@@ -49,6 +51,8 @@ export interface OrderTotalsOptions {
   readonly badRecordPolicy?: BadRecordPolicy;
   /** Whether the orders are keyed by category, so that keyBy stays in place (default); else it repartitions. */
   readonly partitionedByRecordKey?: boolean;
+  /** How orders are read and totals written (default JSON). */
+  readonly formats?: { readonly orders: DeserializationSchema<Order>; readonly totals: SerializationSchema<Total> };
 }
 
 /**
@@ -68,6 +72,7 @@ export function orderTotalsPipeline({
   watermarkEmission = WatermarkEmission.perBatch(),
   badRecordPolicy = BadRecordPolicy.fail(),
   partitionedByRecordKey = true,
+  formats = { orders: new JsonDeserializationSchema<Order>(), totals: { serialize: (total) => JSON.stringify(total) } },
 }: OrderTotalsOptions) {
   const env = StreamExecutionEnvironment.create({ name }).setWatermarkEmission(watermarkEmission).setBadRecordPolicy(badRecordPolicy);
   env.enableCheckpointing(seconds(10)).setParallelism(2);
@@ -80,7 +85,7 @@ export function orderTotalsPipeline({
     .setTopics(input)
     .setGroupId(name)
     .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
-    .setValueOnlyDeserializer(new JsonDeserializationSchema<Order>());
+    .setValueOnlyDeserializer(formats.orders);
   const totals = env
     .fromSource(
       (partitionedByRecordKey ? source.setPartitionedByRecordKey() : source).build(),
@@ -98,7 +103,7 @@ export function orderTotalsPipeline({
         KafkaRecordSerializationSchema.builder<Total>()
           .setTopic(`${name}-out`)
           .setKeySerializationSchema((a) => a.category)
-          .setValueSerializationSchema({ serialize: (a) => JSON.stringify(a) })
+          .setValueSerializationSchema(formats.totals)
           .setRecordTimestamp(recordTimestamp)
           .build(),
       )

@@ -16,6 +16,7 @@ import { Processor, type ProcessorStep } from '../../lib/runtime/processor.js';
 import { DynamoCoordinatorStore, type CoordinatorRecord } from '../../lib/state/coordinator-store.js';
 import { DynamoShardStore, ensureStateTable } from '../../lib/state/dynamodb-shard-store.js';
 import { ShardFencedError } from '../../lib/state/shard-store.js';
+import { avroOrders } from './avro-orders.js';
 import { consumeTopic, uniqueName } from './kafka-io.js';
 import { compareOutput, expectedOutput, resultKey, SCHEDULE_KINDS, type ScheduleKind } from './order-totals-kinds.js';
 import { closingOrders, generateOrders, seededRandom } from './orders.js';
@@ -65,6 +66,8 @@ export interface ScheduleOptions {
   readonly orders?: number;
   /** Restarts the Kafka broker; given, the schedule does so in its second and fifth rounds of deliveries. */
   readonly restartBroker?: () => Promise<void>;
+  /** A schema registry's URL: orders and totals then go in Avro (test/helpers/avro-orders.ts), not JSON. */
+  readonly avroRegistry?: string;
 }
 
 interface FaultCounts {
@@ -129,7 +132,8 @@ export async function runSchedule(
   const jitter = seededRandom(seed + 0x9e3779b9);
   const name = uniqueName('eo');
   const input = `${name}-orders`;
-  const plan = planPipeline(orderTotalsPipeline({ name, input, brokers, ...SCHEDULE_KINDS[kind] }));
+  const avro = options.avroRegistry ? await avroOrders(options.avroRegistry, input, `${name}-out`) : undefined;
+  const plan = planPipeline(orderTotalsPipeline({ name, input, brokers, ...SCHEDULE_KINDS[kind], ...(avro ? { formats: avro.formats } : {}) }));
   await admin.ensureTopics([
     { topic: input, partitions: PARTITIONS },
     { topic: `${name}-out`, partitions: 2 },
@@ -138,11 +142,11 @@ export async function runSchedule(
   const orders = generateOrders({ count: options.orders ?? 3_000, seed, categories: 6 });
   const producer = createRecordWriter('AT_LEAST_ONCE', { brokers });
   await producer.write(
-    [...orders, ...closingOrders(orders, PARTITIONS)].map(({ late: _late, ...order }) => ({
+    [...orders, ...closingOrders(orders, PARTITIONS)].map(({ late: _late, ...order }, index, all) => ({
       topic: input,
       partition: Number(order.category.split('-')[1]) % PARTITIONS,
       key: order.category,
-      value: JSON.stringify(order),
+      value: avro ? avro.encode(order, index, all.length) : JSON.stringify(order),
     })),
   );
   await producer.flush();
@@ -311,7 +315,7 @@ export async function runSchedule(
   }
   const expected = expectedOutput(kind, orders);
   const consumed = await bounded('the output to be read', consumeTopic(`${name}-out`, { brokers, expected: expected.size }));
-  const written = consumed.map((message) => JSON.parse(message.value ?? '') as Total);
+  const written = avro ? await avro.decodeTotals(consumed.map((message) => message.bytes)) : consumed.map((message) => JSON.parse(message.value ?? '') as Total);
   const problems = compareOutput(kind, written, expected).map((problem) => {
     // Where a result written twice lies in the log, for the replay.
     const key = / written twice$/.test(problem) ? problem.replace(/ written twice$/, '') : undefined;

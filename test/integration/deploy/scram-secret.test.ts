@@ -4,6 +4,7 @@
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configWithSecrets } from '../../../lib/aws/runtime.js';
+import { schemaRegistryFromEnvironment } from '../../../lib/aws/schema-registry.js';
 import { startMotoServer, type Emulator } from '../../../lib/offline/emulators.js';
 
 let moto: Emulator | undefined;
@@ -49,5 +50,21 @@ describe('SCRAM credentials from Secrets Manager', () => {
 
   it('are required: KAFKA_AUTH=SCRAM without a secret says what to set', async () => {
     await expect(configWithSecrets(functionEnvironment(), secrets)).rejects.toThrow(/^KAFKA_AUTH=SCRAM needs KAFKA_SASL_SECRET_ARN: a Secrets Manager secret/);
+  });
+});
+
+describe('the schema registry from the environment', () => {
+  it('takes its URL from SCHEMA_REGISTRY_URL and its credentials, once asked, from the secret SCHEMA_REGISTRY_SECRET_ARN names', async () => {
+    const arn = await secretHolding('registry-credentials', JSON.stringify({ username: 'api-key', password: 'api-secret' }));
+    const options = schemaRegistryFromEnvironment({ env: { SCHEMA_REGISTRY_URL: 'https://registry.example', SCHEMA_REGISTRY_SECRET_ARN: arn }, secrets });
+    expect(options.url).toBe('https://registry.example');
+    expect(JSON.stringify(options)).not.toContain('api-secret');
+    await expect(options.credentials?.()).resolves.toEqual({ username: 'api-key', password: 'api-secret' });
+  });
+
+  it('has no credentials without a secret, and says what to set without a URL', () => {
+    expect(schemaRegistryFromEnvironment({ env: { SCHEMA_REGISTRY_URL: 'http://127.0.0.1:8081' } })).toEqual({ url: 'http://127.0.0.1:8081' });
+    expect(schemaRegistryFromEnvironment({ env: {}, defaultUrl: 'http://127.0.0.1:8081' }).url).toBe('http://127.0.0.1:8081');
+    expect(() => schemaRegistryFromEnvironment({ env: {} })).toThrow('SCHEMA_REGISTRY_URL is not set: deploy with --param schemaRegistryUrl=');
   });
 });

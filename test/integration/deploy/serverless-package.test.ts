@@ -272,6 +272,28 @@ describe('npx serverless package', () => {
     }
   }, 300_000);
 
+  it('gives the processors the schema registry and its secret, and only they may read it', async () => {
+    const secret = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:registry-AbC123';
+    const url = 'https://registry.example.com:8081';
+    const { template } = await packageFor('examples/order-aggregation-avro.ts', 'msk', {}, { schemaRegistryUrl: url, schemaRegistrySecretArn: secret });
+    const functions = ofType(template, 'AWS::Lambda::Function');
+    const processors = functions.filter(([name]) => /^Processor/.test(name));
+    expect(processors.length).toBeGreaterThan(0);
+    for (const [name, fn] of functions) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      if (processors.some(([processor]) => processor === name)) {
+        expect(variables, name).toMatchObject({ SCHEMA_REGISTRY_URL: url, SCHEMA_REGISTRY_SECRET_ARN: secret });
+      } else {
+        expect(variables.SCHEMA_REGISTRY_SECRET_ARN, name).toBeUndefined();
+      }
+    }
+    for (const [name, role] of ofType(template, 'AWS::IAM::Role')) {
+      const statements = (role.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
+      const reads = statements.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
+      expect(reads, name).toEqual(/^Processor/.test(name) ? [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secret] }] : []);
+    }
+  }, 300_000);
+
   it('sluice deploy --package-only says what it found of the topics before it packages', async () => {
     const saved = process.env.KAFKA_BROKERS;
     process.env.KAFKA_BROKERS = '127.0.0.1:1';

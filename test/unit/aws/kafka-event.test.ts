@@ -84,7 +84,34 @@ describe('decodeKafkaEvent', () => {
     expect(decodeKafkaEvent(event as unknown as LambdaKafkaEvent).eventSource).toBe('aws:SelfManagedKafka');
   });
 
+  it("restores the wire format's header that a mapping with a schema registry (EventRecordFormat SOURCE) strips", () => {
+    const payload = Buffer.from([0x02, 0x61, 0x14]);
+    const decoded = decodeKafkaEvent(
+      broken((_, orders) => {
+        at(orders, 0).value = payload.toString('base64');
+        at(orders, 0).valueSchemaMetadata = { dataFormat: 'AVRO', schemaId: '1234' };
+        at(orders, 0).keySchemaMetadata = { dataFormat: 'JSON', schemaId: '7' };
+        at(orders, 1).valueSchemaMetadata = null;
+      }),
+    );
+    const [first, second] = decoded.partitions[0]?.records ?? [];
+    expect(first?.value).toEqual(Buffer.concat([Buffer.from([0, 0, 0, 0x04, 0xd2]), payload]));
+    expect(first?.key?.subarray(0, 5)).toEqual(Buffer.from([0, 0, 0, 0, 7]));
+    // A record the mapping did not validate keeps its bytes.
+    expect(second?.value).toEqual(decodeKafkaEvent(broken(() => undefined)).partitions[0]?.records[1]?.value);
+  });
+
   const malformed: [string, (event: RawEvent, orders: Record<string, unknown>[]) => unknown, RegExp][] = [
+    [
+      'a schema id from an AWS Glue registry',
+      (_, orders) => (at(orders, 0).valueSchemaMetadata = { dataFormat: 'AVRO', schemaId: 'a1b2c3d4-0000-4000-8000-123456789abc' }),
+      /records\["orders-0"\]\[0\]\.valueSchemaMetadata\.schemaId is "a1b2c3d4-.*", not a Confluent schema id: .*for an AWS Glue registry, remove the mapping's schema registry configuration/,
+    ],
+    [
+      'a Protobuf record the mapping validated',
+      (_, orders) => (at(orders, 0).valueSchemaMetadata = { dataFormat: 'PROTOBUF', schemaId: '3' }),
+      /valueSchemaMetadata\.dataFormat is "PROTOBUF": .*ConfluentRegistryProtobufDeserializationSchema/,
+    ],
     ['an unknown event source', (e) => (e.eventSource = 'aws:sqs'), /eventSource must be "aws:kafka"/],
     ['an MSK event without its ARN', (e) => delete e.eventSourceArn, /eventSourceArn is missing/],
     ['records that are not an object', (e) => (e.records = [] as unknown as RawEvent['records']), /records must be an object/],

@@ -1,0 +1,31 @@
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SchemaRegistryOptions } from '../formats/registry.js';
+import { usernameAndPassword } from './kafka-secret.js';
+
+/** The environment variables a deployment sets from its `schemaRegistryUrl` and `schemaRegistrySecretArn` parameters. */
+export const SCHEMA_REGISTRY_URL_VARIABLE = 'SCHEMA_REGISTRY_URL';
+export const SCHEMA_REGISTRY_SECRET_VARIABLE = 'SCHEMA_REGISTRY_SECRET_ARN';
+
+/**
+ * The schema registry a deployed pipeline uses: its URL from `SCHEMA_REGISTRY_URL`, and its
+ * credentials, if any, from the Secrets Manager secret `SCHEMA_REGISTRY_SECRET_ARN` names (JSON
+ * with a `username` and a `password`: Confluent Cloud's API key and secret), read once per
+ * container before the first request, never from an environment variable. `defaultUrl` stands
+ * in where `SCHEMA_REGISTRY_URL` is not set (the local registry, for an example).
+ */
+export function schemaRegistryFromEnvironment(
+  { env = process.env, defaultUrl, secrets }: { env?: NodeJS.ProcessEnv; defaultUrl?: string; secrets?: SecretsManagerClient } = {},
+): SchemaRegistryOptions {
+  const url = env[SCHEMA_REGISTRY_URL_VARIABLE] ?? defaultUrl;
+  if (!url) {
+    throw new Error(
+      `${SCHEMA_REGISTRY_URL_VARIABLE} is not set: deploy with --param schemaRegistryUrl=https://registry:8081, ` +
+        'or run offline with --schema-registry',
+    );
+  }
+  const secretId = env[SCHEMA_REGISTRY_SECRET_VARIABLE];
+  return {
+    url,
+    ...(secretId ? { credentials: () => usernameAndPassword(secretId, "as a schema registry's API key and secret are kept", secrets) } : {}),
+  };
+}
