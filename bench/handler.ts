@@ -24,8 +24,8 @@ import { LambdaDriver } from '../lib/testing/index.js';
 import { parseResult } from './child-io.js';
 import { ASSUMED_LATENCY_MS, criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, SERVICES, SpanLog, type Service } from './critical-path.js';
 import { startFloorHandler } from './contenders/kafkajs-floor-handler.js';
-import { benchTopic, ORDER_SHAPE, orderAt, serializeOrder } from './orders.js';
-import { benchPipeline, type BenchPipelineOptions } from './pipeline.js';
+import { benchTopic, ORDER_SHAPE, orderAt, serializeOrder, type BenchOrder } from './orders.js';
+import { benchPipeline, type BenchFormats, type BenchPipelineOptions } from './pipeline.js';
 import { median } from './scaling.js';
 
 export type Guarantee = BenchPipelineOptions['guarantee'];
@@ -80,7 +80,7 @@ export interface HandlerBenchOptions {
   readonly say: (line: string) => void;
 }
 
-interface RunFigures {
+export interface RunFigures {
   readonly cpuMicros: number;
   readonly records: number;
   readonly emulatorTicks: number;
@@ -131,7 +131,13 @@ export class EmulatorHost {
 }
 
 /** The bench orders on partition 0 of `topic`, as the event source mapping delivers them, `batch` a time. */
-export function buildEvents(topic: string, count: number, batch: number, brokers: readonly string[]): MSKEvent[] {
+export function buildEvents(
+  topic: string,
+  count: number,
+  batch: number,
+  brokers: readonly string[],
+  encode: (order: BenchOrder) => Buffer = (order) => Buffer.from(serializeOrder(order, ORDER_SHAPE.recordBytes)),
+): MSKEvent[] {
   const options = { ...ORDER_SHAPE, count, lateFraction: 0 };
   const events: MSKEvent[] = [];
   for (let start = 0; start < count; start += batch) {
@@ -145,7 +151,7 @@ export function buildEvents(topic: string, count: number, batch: number, brokers
         timestamp: order.timestamp,
         timestampType: 'CREATE_TIME',
         key: Buffer.from(order.category),
-        value: Buffer.from(serializeOrder(order, options.recordBytes)),
+        value: encode(order),
         headers: [],
       });
     }
@@ -202,11 +208,20 @@ async function measureLoop(
   return { cpuMicros, records, emulatorTicks, batches, requests: Object.fromEntries(perBatch) as Record<string, number>, waitMs, roundTrips: perBatchRoundTrips };
 }
 
-async function runSluice(brokers: readonly string[], emulators: EmulatorHost, guarantee: Guarantee, batch: number, events: readonly MSKEvent[], name: string, input: string): Promise<RunFigures> {
+export async function runSluice(
+  brokers: readonly string[],
+  emulators: EmulatorHost,
+  guarantee: Guarantee,
+  batch: number,
+  events: readonly MSKEvent[],
+  name: string,
+  input: string,
+  formats?: BenchFormats,
+): Promise<RunFigures> {
   const clock = { now: Date.now() };
   const spans = new SpanLog();
   const runtime = new PipelineRuntime(
-    benchPipeline({ brokers, input, output: `${name}-out`, guarantee, checkpointIntervalMs: 5_000 }),
+    benchPipeline({ brokers, input, output: `${name}-out`, guarantee, checkpointIntervalMs: 5_000, ...(formats ? { formats } : {}) }),
     { tableName: name, snapshotBucket: name, kafka: { brokers: [...brokers], onRequest: spans.kafka }, dynamodb: emulators.dynamo, s3: emulators.s3 },
     { clock: () => clock.now },
   );
@@ -270,8 +285,8 @@ function modelledOf(runs: readonly RunFigures[]): ModelledBatch {
   };
 }
 
-const spreadOf = (values: readonly number[]): Spread => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
-const perRecord = (run: RunFigures) => run.cpuMicros / run.records;
+export const spreadOf = (values: readonly number[]): Spread => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+export const perRecord = (run: RunFigures) => run.cpuMicros / run.records;
 const emulatorPerRecord = (run: RunFigures) => (run.emulatorTicks * (1_000_000 / CLOCK_TICKS_PER_SECOND)) / run.records;
 
 export async function measureHandlers({ brokers, batches, guarantees, runs, say }: HandlerBenchOptions): Promise<HandlerRow[]> {
@@ -323,7 +338,7 @@ export async function measureHandlers({ brokers, batches, guarantees, runs, say 
 }
 
 const format = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
-const spread = (s: Spread) => `${format(s.median)} (${format(s.min)}–${format(s.max)})`;
+export const spread = (s: Spread) => `${format(s.median)} (${format(s.min)}–${format(s.max)})`;
 
 /** The table, and one line per row that a script can read: `handler ÷ floor, EXACTLY_ONCE, batch 1,000: 1.23`. */
 export function formatHandlerRows(rows: readonly HandlerRow[], runs: number): string {

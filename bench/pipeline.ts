@@ -12,15 +12,17 @@ import {
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
   WatermarkStrategy,
+  type DeserializationSchema,
+  type SerializationSchema,
 } from '../lib/api/index.js';
 
-interface Order {
+export interface Order {
   category: string;
   amount: number;
   timestamp: number;
 }
 
-interface WindowSum {
+export interface WindowSum {
   category: string;
   windowStart: number;
   amount: number;
@@ -32,12 +34,21 @@ export interface BenchPipelineOptions {
   readonly output: string;
   readonly guarantee: keyof typeof DeliveryGuarantee;
   readonly checkpointIntervalMs: number;
+  /** How orders are read and sums written (default JSON). */
+  readonly formats?: BenchFormats;
 }
+
+export interface BenchFormats {
+  readonly orders: DeserializationSchema<Order>;
+  readonly sums: SerializationSchema<WindowSum>;
+}
+
+const JSON_FORMATS: BenchFormats = { orders: new JsonDeserializationSchema<Order>(), sums: { serialize: (sum) => JSON.stringify(sum) } };
 
 /** Bounded out-of-orderness of the pipeline's watermarks: above the orders' 8 s. */
 export const BENCH_OUT_OF_ORDERNESS_MS = seconds(10);
 
-export function benchPipeline({ brokers, input, output, guarantee, checkpointIntervalMs }: BenchPipelineOptions): StreamExecutionEnvironment {
+export function benchPipeline({ brokers, input, output, guarantee, checkpointIntervalMs, formats = JSON_FORMATS }: BenchPipelineOptions): StreamExecutionEnvironment {
   const env = StreamExecutionEnvironment.create({ name: `bench-${output}` });
   env.enableCheckpointing(checkpointIntervalMs);
   env
@@ -47,7 +58,7 @@ export function benchPipeline({ brokers, input, output, guarantee, checkpointInt
         .setTopics(input)
         .setGroupId(`${output}-sluice`)
         .setStartingOffsets(OffsetsInitializer.earliest())
-        .setValueOnlyDeserializer(new JsonDeserializationSchema<Order>())
+        .setValueOnlyDeserializer(formats.orders)
         .setPartitionedByRecordKey()
         .build(),
       WatermarkStrategy.forBoundedOutOfOrderness<Order>(BENCH_OUT_OF_ORDERNESS_MS).withTimestampAssigner((order) => order.timestamp),
@@ -65,7 +76,7 @@ export function benchPipeline({ brokers, input, output, guarantee, checkpointInt
           KafkaRecordSerializationSchema.builder<WindowSum>()
             .setTopic(output)
             .setKeySerializationSchema((sum) => sum.category)
-            .setValueSerializationSchema({ serialize: (sum) => JSON.stringify(sum) })
+            .setValueSerializationSchema(formats.sums)
             .build(),
         )
         .setDeliveryGuarantee(DeliveryGuarantee[guarantee])

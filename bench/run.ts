@@ -9,6 +9,8 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { KafkaAdmin } from '../lib/kafka/index.js';
 import { acquireBrokers } from '../lib/offline/kafka-broker.js';
+import { acquireSchemaRegistry } from '../lib/offline/schema-registry.js';
+import { formatFormatFigures, measureFormats } from './formats.js';
 import { STATE_MERGE_FAN_IN } from '../lib/snapshot/checkpoint-state.js';
 import { barChart, lineChart } from './charts.js';
 import type { ContenderConfig } from './contenders/config.js';
@@ -149,6 +151,14 @@ if (phases.has('handler')) {
   say('A cold start of the packaged processor:');
   const coldStart = await measureColdStart({ brokers, runs, say });
   sections.push(`### A cold start\n\n${formatColdStart(coldStart)}\n\nThe same alone: \`npm run bench:cold-start\`.`);
+  say('The handler in Avro through the schema registry, beside JSON:');
+  const registry = await acquireSchemaRegistry();
+  try {
+    const figures = await measureFormats({ brokers, registry: registry.url, runs, say });
+    sections.push(`### Avro through a schema registry\n\n${formatFormatFigures(figures, runs)}\n\nThe same alone: \`npm run bench:formats\`.`);
+  } finally {
+    await registry.release();
+  }
   phaseDone('handler');
 }
 
