@@ -20,12 +20,13 @@ function open(serializer: KafkaRecordSerializationSchema<unknown>): Promise<void
  * Readies a stage's formats for a batch, before its first record is read: the source's
  * deserializer fetches what the records need (a registry's schemas), and each sink's
  * serializer opens. A failure here fails the batch, which is retried; no record is skipped.
+ * Undefined when the stage has no such formats: its batches then wait on nothing more.
  */
-export async function prepareFormats(stage: Stage, records: readonly KafkaRecord[]): Promise<void> {
+export function prepareFormats(stage: Stage, records: readonly KafkaRecord[]): Promise<void> | undefined {
   const preparing = stage.nodes.flatMap((node) => {
     if (node.role === 'source') return node.transformation.source.config.deserializer.prepare?.(records) ?? [];
     if (node.role === 'sink') return open(node.transformation.sink.config.serializer) ?? [];
     return [];
   });
-  await Promise.all(preparing);
+  return preparing.length === 0 ? undefined : Promise.all(preparing).then(() => undefined);
 }

@@ -343,7 +343,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     };
     let keysRead = 0;
     const formatsReady = prepareFormats(stage, accepted);
-    formatsReady.catch(() => undefined);
+    formatsReady?.catch(() => undefined);
     if (hasKeyedState(stage)) {
       const snapshotTimers = (progress.executor?.timers ?? []).filter(
         (t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER),
@@ -356,7 +356,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
       ]);
     }
 
-    await formatsReady;
+    if (formatsReady) await formatsReady;
     const executor = new StageExecutor({
       plan,
       stage,
