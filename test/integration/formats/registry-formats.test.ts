@@ -78,6 +78,22 @@ describe('Avro in the Confluent wire format', () => {
     );
   });
 
+  it("fails to open a sink whose schema the subject's compatibility rule rejects, saying how to evolve it", async () => {
+    const subject = SubjectNameStrategy.topicName(uniqueName('avro'));
+    await ConfluentRegistryAvroSerializationSchema.forGeneric(subject, ORDER_SCHEMA_V1, registry).open();
+    const rule = await fetch(`${registry}/config/${subject}`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json' },
+      body: JSON.stringify({ compatibility: 'BACKWARD' }),
+    });
+    expect(rule.ok).toBe(true);
+    // A new field without a default: readers of the new schema cannot read the old records.
+    const breaking = { type: 'record', name: 'Order', namespace: 'shop', fields: [{ name: 'orderId', type: 'string' }, { name: 'region', type: 'string' }] };
+    await expect(ConfluentRegistryAvroSerializationSchema.forGeneric(subject, breaking, { url: registry, retries: 0 }).open()).rejects.toThrow(
+      new RegExp(`rejects the sink's schema under subject "${subject}" as incompatible with the versions it holds \\(409 .*\\): evolve the schema by the subject's compatibility rule`),
+    );
+  });
+
   it('fails to open a sink that may not register when its subject lacks the schema', async () => {
     const subject = SubjectNameStrategy.topicName(uniqueName('avro'));
     const serializer = ConfluentRegistryAvroSerializationSchema.forGeneric(subject, ORDER_SCHEMA, registry, { autoRegister: false });
