@@ -8,13 +8,14 @@ import { runningPid, runTool, startJava, stopJava, waitUntilAnswering } from './
 /**
  * Launches a local schema registry on 127.0.0.1 for tests and offline mode: Apicurio Registry,
  * which serves the Confluent-compatible API, built once from Maven Central through
- * infra/schema-registry/pom.xml and cached. It keeps its schemas in memory: a restart forgets
- * them, as a fresh registry would, and producers register them again.
+ * infra/schema-registry/pom.xml and cached. It keeps its schemas in an H2 database in the state
+ * folder, each registration written when it is acknowledged: the records in the topics name
+ * schemas by id, so the ids must outlive a restart, even a kill.
  */
 export interface LocalSchemaRegistryOptions {
   /** HTTP port. Default 8081 (the Confluent registry's) or `SLUICE_SCHEMA_REGISTRY_PORT`. */
   readonly port?: number;
-  /** Where the registry's log and process id go. Default `.sluice/schema-registry` in the working folder. */
+  /** Where the registry's schemas, log and process id go. Default `.sluice/schema-registry` in the working folder. */
   readonly stateDir?: string;
   /** Where the built registry is cached. Default `~/.cache/sluice` or `SLUICE_CACHE_DIR`. */
   readonly cacheDir?: string;
@@ -117,8 +118,10 @@ export async function startLocalSchemaRegistry(options: LocalSchemaRegistryOptio
 
   const runner = ensureSchemaRegistryRuntime(options);
   log(`Starting Apicurio Registry on ${url} (log: ${logFile})`);
+  // WRITE_DELAY=0: H2 writes each commit before it answers, so a killed registry keeps every id it gave.
+  const database = `jdbc:h2:file:${join(stateDir, 'data', 'registry')};WRITE_DELAY=0`;
   const pid = startJava(
-    ['-Xmx384m', `-Dquarkus.http.port=${port}`, '-Dquarkus.http.host=127.0.0.1', '-jar', runner],
+    ['-Xmx384m', `-Dquarkus.http.port=${port}`, '-Dquarkus.http.host=127.0.0.1', `-Dquarkus.datasource.jdbc.url=${database}`, '-jar', runner],
     logFile,
     pidFile,
   );
