@@ -94,7 +94,11 @@ export abstract class RegistrySerializationSchema<T> implements SerializationSch
   }
 
   serialize(element: T): Buffer {
-    if (!this.writer) throw new Error(`The ${FORMAT_NAMES[this.format]} serialization schema of subject "${this.subject}" was not opened`);
+    if (!this.writer) {
+      throw new Error(
+        `The ${FORMAT_NAMES[this.format]} serialization schema of subject "${this.subject}" was not opened (in a PipelineTestHarness, send with sendAsync)`,
+      );
+    }
     const { id, schema } = this.writer;
     let payload: Buffer;
     try {

@@ -151,7 +151,9 @@ export class RegistryClient {
     if (entry) return { format: entry.type as SchemaFormat, codec: entry.schema };
     const unknown = this.unknown.get(id);
     if (unknown) throw unknown;
-    throw new Error(`schema id ${id} was not looked up before its record was read (a deserializer's prepare was not called)`);
+    throw new Error(
+      `schema id ${id} was not looked up before its record was read: the deserializer's prepare was not called (in a PipelineTestHarness, send with sendAsync)`,
+    );
   }
 
   /**

@@ -8,6 +8,7 @@ import { WatermarkStrategy } from '../api/watermark.js';
 import type { KafkaRecord, OutputRecord, RecordHeader } from '../kafka/records.js';
 import { planPipeline } from '../plan/planner.js';
 import type { Plan } from '../plan/plan.js';
+import { prepareFormats } from '../runtime/formats.js';
 import { decodeRepartitionRecord, emissionSegments, StageExecutor, type StageOutputs } from '../runtime/stage-executor.js';
 import { MemoryStateBackend } from '../state/keyed-state-backend.js';
 
@@ -75,9 +76,29 @@ export class PipelineTestHarness {
 
   /** Feeds records to every stage that reads `topic`, as one batch per partition in the order given. */
   send(topic: string, records: readonly TestRecord[]): this {
+    const readers = this.readersOf(topic);
+    return this.process(readers, records.map((record) => this.toKafkaRecord(topic, record)));
+  }
+
+  /**
+   * {@link send}, for pipelines whose formats fetch what they need first (the registry formats
+   * of lib/formats): as the runtime does before a batch, the reading stages' deserializers
+   * prepare for the records, and every sink's serializer opens.
+   */
+  async sendAsync(topic: string, records: readonly TestRecord[]): Promise<this> {
+    const readers = this.readersOf(topic);
+    const kafkaRecords = records.map((record) => this.toKafkaRecord(topic, record));
+    await Promise.all(this.executors.flatMap((executor) => prepareFormats(executor.stage, readers.includes(executor) ? kafkaRecords : []) ?? []));
+    return this.process(readers, kafkaRecords);
+  }
+
+  private readersOf(topic: string): StageExecutor[] {
     const readers = this.executors.filter(({ stage: { input } }) => input.kind === 'source' && this.reads(input.source.source.config, topic));
     if (readers.length === 0) throw new Error(`No source of this pipeline reads topic "${topic}"`);
-    const kafkaRecords = records.map((record) => this.toKafkaRecord(topic, record));
+    return readers;
+  }
+
+  private process(readers: readonly StageExecutor[], kafkaRecords: readonly KafkaRecord[]): this {
     for (const executor of readers) {
       for (const segment of emissionSegments(kafkaRecords, this.plan.watermarkEmission, executor.stage)) executor.processRecords(segment);
       this.collect(executor);

@@ -1,8 +1,10 @@
-// `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60] [--orders 3000] [--restart-broker] [--kinds join,broadcast]`:
+// `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60] [--orders 3000] [--restart-broker] [--kinds join,broadcast] [--avro]`:
 // runs fault schedules of the serverless runtime (test/helpers/runtime-schedule.ts), taking the
 // pipelines of --kinds in turn (one-stage and two-stage unless it says otherwise), against the local broker (or KAFKA_BROKERS), an embedded
 // dynalite and s3rver; with --restart-broker, the local broker (the one on KAFKA_BROKERS' port,
 // when that is this machine) is killed with SIGKILL and started again twice in each schedule.
+// With --avro, orders and totals go in Avro through the schema registry (SCHEMA_REGISTRY_URL, else
+// the local one), the orders' schema evolving mid-stream (test/helpers/avro-orders.ts).
 // With --offline-kills, the schedules are process-level instead (test/helpers/offline-kill-schedule.ts):
 // `sluice offline` running the seed example is SIGKILLed two to four times at random moments,
 // alternately during steady input from a separate producer and during a backlog.
@@ -14,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { brokersFromEnvironment, KafkaAdmin } from '../../lib/kafka/index.js';
 import { startDynamoDbEmulator, startS3Emulator } from '../../lib/offline/emulators.js';
 import { acquireBrokers, startLocalBroker, stopLocalBroker } from '../../lib/offline/kafka-broker.js';
+import { acquireSchemaRegistry } from '../../lib/offline/schema-registry.js';
 import { runOfflineKillSchedule } from '../helpers/offline-kill-schedule.js';
 import { SCHEDULE_KINDS } from '../helpers/order-totals-kinds.js';
 import { runSchedule, type ScheduleKind } from '../helpers/runtime-schedule.js';
@@ -26,6 +29,7 @@ const { values } = parseArgs({
     orders: { type: 'string', default: '3000' },
     'restart-broker': { type: 'boolean', default: false },
     'offline-kills': { type: 'boolean', default: false },
+    avro: { type: 'boolean', default: false },
     kinds: { type: 'string', default: 'one-stage,two-stage' },
   },
 });
@@ -98,7 +102,12 @@ const restartBroker = async () => {
   await stopLocalBroker(brokerOptions, 0);
   await startLocalBroker(brokerOptions);
 };
-const scheduleOptions = { orders: Number(values.orders), ...(values['restart-broker'] ? { restartBroker } : {}) };
+const registry = values.avro ? await acquireSchemaRegistry() : undefined;
+const scheduleOptions = {
+  orders: Number(values.orders),
+  ...(values['restart-broker'] ? { restartBroker } : {}),
+  ...(registry ? { avroRegistry: registry.url } : {}),
+};
 let brokerRestarts = 0;
 const admin = new KafkaAdmin({ brokers });
 const dynamo = await startDynamoDbEmulator();
@@ -144,6 +153,7 @@ try {
   await admin.close();
   await dynamo.close();
   await s3.close();
+  await registry?.release();
   await release();
 }
 process.stdout.write(

@@ -15,6 +15,8 @@ import {
   SubjectNameStrategy,
 } from '../../../lib/formats/index.js';
 import { AGGREGATE_SCHEMA, ORDER_SCHEMA, ORDER_SCHEMA_V1, type Order } from '../../../examples/order-aggregation-avro.js';
+import { orderAggregation, type OrderAggregate } from '../../../examples/order-aggregation.js';
+import { PipelineTestHarness } from '../../../lib/testing/index.js';
 import { uniqueName } from '../../helpers/kafka-io.js';
 
 const registry = inject('schemaRegistryUrl');
@@ -169,6 +171,31 @@ describe('Protobuf and JSON Schema', () => {
     expect(() => serializer.serialize({ amount: 'three' })).toThrow(/the element does not fit the JSON Schema schema of subject .*: invalid payload/);
     const forged = Buffer.concat([value.subarray(0, 5), Buffer.from('{"amount":"three"}')]);
     expect(() => reader.deserialize(forged)).toThrow(/its JSON Schema payload does not match its writer schema \(id \d+\): invalid payload/);
+  });
+});
+
+describe('the PipelineTestHarness', () => {
+  it('runs a pipeline in Avro with sendAsync: the deserializer prepared, the sink opened', async () => {
+    const aggregatesTopic = uniqueName('aggregates');
+    const formats = {
+      ordersTopic: 'orders',
+      aggregatesTopic,
+      orders: ConfluentRegistryAvroDeserializationSchema.forSpecific<Order>(ORDER_SCHEMA, registry),
+      aggregates: ConfluentRegistryAvroSerializationSchema.forSpecific<OrderAggregate>(SubjectNameStrategy.topicName(aggregatesTopic), AGGREGATE_SCHEMA, registry),
+    };
+    const harness = new PipelineTestHarness(orderAggregation({ name: 'harness-avro', partitionedByCategory: false, formats }));
+    const writer = ConfluentRegistryAvroSerializationSchema.forGeneric(SubjectNameStrategy.topicName(uniqueName('orders')), ORDER_SCHEMA_V1, registry);
+    await writer.open();
+    const windowStart = Date.UTC(2026, 11, 1);
+    const placed = [2, 3].map((amount, i) => ({ value: writer.serialize({ orderId: `o-${i}`, category: 'books', amount, timestamp: windowStart + i * 1_000 }) }));
+    expect(() => new PipelineTestHarness(orderAggregation({ name: 'harness-avro-sync', partitionedByCategory: false, formats })).send('orders', placed).finish()).toThrow(
+      /schema of subject "[^"]+" was not opened \(in a PipelineTestHarness, send with sendAsync\)/,
+    );
+    (await harness.sendAsync('orders', placed)).finish();
+    const reader = ConfluentRegistryAvroDeserializationSchema.forSpecific<OrderAggregate>(AGGREGATE_SCHEMA, registry);
+    const values = harness.output(aggregatesTopic).map((record) => record.value as Buffer);
+    await reader.prepare(values);
+    expect(values.map((value) => ({ ...reader.deserialize(value) }))).toEqual([{ category: 'books', windowStart, windowEnd: windowStart + 300_000, amount: 5 }]);
   });
 });
 
