@@ -64,8 +64,11 @@ async function refuseForeignRepartitionRecords(
   }
 }
 
-/** What a pipeline file may export besides its environment, for `--generate`: the input record number `index`. */
-/** Input record `index` for `--generate`; a promise where making it needs a round trip first (a registry's schema id, once). */
+/**
+ * What a pipeline file may export besides its environment, for `--generate`: the input record
+ * number `index`, or a promise of it where making it needs a round trip first (a registry's
+ * schema id, once).
+ */
 export type InputGenerator = (index: number) => OutputRecord | Promise<OutputRecord>;
 
 export interface OfflineOptions {
