@@ -1,4 +1,5 @@
 import type { MSKEvent, SelfManagedKafkaEvent } from 'aws-lambda';
+import { writeWireFormat } from '../formats/wire-format.js';
 import type { KafkaRecord, RecordHeader, TimestampType } from '../kafka/records.js';
 
 /** Lambda's Kafka event sources: Amazon MSK, and self-managed Apache Kafka (current and older name). */
@@ -103,9 +104,7 @@ function reframed(bytes: Buffer | null, metadata: unknown, where: string): Buffe
         "for Protobuf, remove the mapping's schema registry configuration and read with ConfluentRegistryProtobufDeserializationSchema",
     );
   }
-  const header = Buffer.alloc(5);
-  header.writeInt32BE(Number(schemaId), 1);
-  return Buffer.concat([header, bytes]);
+  return writeWireFormat(Number(schemaId), bytes);
 }
 
 function decodeRecord(raw: unknown, where: string, topic: string, partition: number): KafkaRecord {

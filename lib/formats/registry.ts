@@ -53,6 +53,11 @@ interface ResponseError {
   readonly message: string;
 }
 
+/** The wait before retry `attempt + 1` of a registration: 100 ms, doubling. */
+function backOff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+}
+
 /** One registry client per registry and credentials in a container, so each schema id is looked up once. */
 const clients = new Map<string, RegistryClient>();
 /** Credential providers by identity, for the clients' keys. */
@@ -123,8 +128,8 @@ export class RegistryClient {
   }
 
   /** Looks up the ids not yet known, together. */
-  async prefetch(ids: Iterable<number>): Promise<void> {
-    const missing = [...new Set(ids)].filter((id) => this.connected?.client.cache.getSchema(id) === undefined && !this.unknown.has(id));
+  async prefetch(ids: ReadonlySet<number>): Promise<void> {
+    const missing = [...ids].filter((id) => this.connected?.client.cache.getSchema(id) === undefined && !this.unknown.has(id));
     if (missing.length === 0) return;
     const { client } = await this.connect();
     await Promise.all(
@@ -174,7 +179,7 @@ export class RegistryClient {
         response = await fetch(`${url}/subjects/${encodeURIComponent(subject)}/versions`, { method: 'POST', headers, body });
       } catch (error) {
         if (attempt < retries) {
-          await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+          await backOff(attempt);
           continue;
         }
         throw this.unavailable(what, error);
@@ -189,7 +194,7 @@ export class RegistryClient {
       const reason = `${response.status} ${answer.message ?? response.statusText}`;
       // A 409 also answers two first registrations under one subject at once; the retry finds the subject made.
       if ((response.status === 409 || response.status >= 500) && attempt < retries) {
-        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+        await backOff(attempt);
         continue;
       }
       if (response.status === 409) {
