@@ -123,24 +123,38 @@ async function writeCheckpointManifest(
 }
 
 /**
- * Each stage's watermark at the checkpoint: the minimum over its shards' acknowledged
- * watermarks, leaving out idle shards (as Flink leaves out idle splits). A stage whose shards
- * are all idle passes on the highest watermark they reached, never going back.
+ * Each stage's watermarks at the checkpoint. Its active watermark is the minimum over its
+ * shards' acknowledged watermarks, leaving out idle shards (as Flink leaves out idle splits); a
+ * stage whose shards are all idle passes on the highest watermark they reached, never going
+ * back. Its idle shards follow that one and fire their timers by it, a checkpoint later, so its
+ * completed watermark, the one later stages see, stays below each idle shard's earliest timer.
  */
-function stageWatermarks(progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>, before: CoordinatorRecord): Record<string, number> {
+function stageWatermarks(
+  progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>,
+  before: CoordinatorRecord,
+): { activeWatermarks: Record<string, number>; completedWatermarks: Record<string, number> } {
   const active = new Map<string, number>();
   const idle = new Map<string, number>();
+  const belowTimers = new Map<string, number>();
   for (const [target, shardProgress] of progress) {
     const watermark = shardProgress?.acknowledgedWatermark ?? Number.MIN_SAFE_INTEGER;
-    if (shardProgress?.acknowledgedIdle === true) idle.set(target.stageId, Math.max(idle.get(target.stageId) ?? Number.MIN_SAFE_INTEGER, watermark));
-    else active.set(target.stageId, Math.min(active.get(target.stageId) ?? Number.MAX_SAFE_INTEGER, watermark));
+    if (shardProgress?.acknowledgedIdle !== true) {
+      active.set(target.stageId, Math.min(active.get(target.stageId) ?? Number.MAX_SAFE_INTEGER, watermark));
+      continue;
+    }
+    idle.set(target.stageId, Math.max(idle.get(target.stageId) ?? Number.MIN_SAFE_INTEGER, watermark));
+    const timer = shardProgress.acknowledgedNextTimer;
+    if (timer !== undefined) belowTimers.set(target.stageId, Math.min(belowTimers.get(target.stageId) ?? Number.MAX_SAFE_INTEGER, timer - 1));
   }
-  const watermarks: Record<string, number> = {};
+  const activeWatermarks: Record<string, number> = {};
   for (const [stageId, watermark] of idle) {
-    watermarks[stageId] = Math.max(before.completedWatermarks[stageId] ?? Number.MIN_SAFE_INTEGER, watermark);
+    const previous = before.activeWatermarks?.[stageId] ?? before.completedWatermarks[stageId] ?? Number.MIN_SAFE_INTEGER;
+    activeWatermarks[stageId] = Math.max(previous, watermark);
   }
-  for (const [stageId, watermark] of active) watermarks[stageId] = watermark;
-  return watermarks;
+  for (const [stageId, watermark] of active) activeWatermarks[stageId] = watermark;
+  const completedWatermarks = { ...activeWatermarks };
+  for (const [stageId, bound] of belowTimers) completedWatermarks[stageId] = Math.min(activeWatermarks[stageId] ?? bound, bound);
+  return { activeWatermarks, completedWatermarks };
 }
 
 /**
@@ -171,7 +185,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
     // A checkpoint completes only after its predecessor committed and every requested rollback
     // is done: a rolled-back shard must not end up in a manifest built from its state before.
     if (lagging(ticked).length === 0 && record.committed === record.completed && !rollbacksPending(record)) {
-      const completedWatermarks = stageWatermarks(progress, record);
+      const { activeWatermarks, completedWatermarks } = stageWatermarks(progress, record);
       const { snapshots } = options;
       if (snapshots) {
         // The manifest's key is fixed, so a stale run must never write it from shard records read
@@ -185,7 +199,10 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
       const state = restingState(plan, progress, completedWatermarks);
       const resting = state === undefined ? undefined : { state, checkpoints: record.resting?.state === state ? record.resting.checkpoints + 1 : 1 };
       const { resting: _previous, ...rest } = record;
-      return save({ ...rest, completed: record.triggered, completedAt: now, completedWatermarks, ...(resting ? { resting } : {}) }, 'completed');
+      return save(
+        { ...rest, completed: record.triggered, completedAt: now, completedWatermarks, activeWatermarks, ...(resting ? { resting } : {}) },
+        'completed',
+      );
     }
     if (now - record.triggeredAt > plan.checkpointing.timeoutMs) {
       return save({ ...record, triggered: record.triggered + 1, triggeredAt: now }, 'abandoned');

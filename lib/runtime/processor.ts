@@ -15,7 +15,7 @@ import { beginRollback, finishRollback, pendingRollback, rollBackLostTransaction
 import { OutputLimits } from './output-limits.js';
 import { hasStopped, NONE_DROPPED, prepareShardBatch, type DroppedRecords, type InputLog, type ShardFailure, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
-import type { BadRecordError, ExecutorSnapshot, StageOutputs } from './stage-executor.js';
+import { earliestEventTimer, type BadRecordError, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
 import { writeStateDelta } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 
@@ -50,6 +50,11 @@ export interface RuntimeProgress extends ShardProgress {
   readonly acknowledgedWatermark: number;
   /** The shard was idle when it acknowledged: its watermark does not hold its stage's back. */
   readonly acknowledgedIdle?: boolean;
+  /**
+   * An idle shard's earliest event-time timer when it acknowledged: its stage's watermark
+   * stays below it until the shard, following the stage, has fired it.
+   */
+  readonly acknowledgedNextTimer?: number;
   /** State deltas not yet covered by a committed checkpoint (with a snapshot store). */
   readonly deltas: readonly PendingDelta[];
   /** The shard's position at its latest acknowledgement. */
@@ -261,7 +266,7 @@ export class Processor {
             inputWatermark: Math.min(...input.upstream.map((id) => checkpoints.committedWatermarks[id] ?? Number.MIN_SAFE_INTEGER)),
             inputLog: this.inputLog(topic, partition),
           }
-        : {}),
+        : { stageWatermark: checkpoints.activeWatermarks?.[stageId] ?? Number.MIN_SAFE_INTEGER }),
       ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.options.kafka.reader.read({ topic, partition, from, to }) } : {}),
       maxRecordBytes: (outputTopic) => this.limits.maxRecordBytes(outputTopic),
       backlog: async (offset) => (await this.options.kafka.reader.readAvailable(topic, partition, offset, 1)).records.length > 0,
@@ -318,6 +323,7 @@ export class Processor {
         ? (prepared.progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER)
         : previous.acknowledgedWatermark,
       acknowledgedIdle: acknowledging ? prepared.idle : previous.acknowledgedIdle === true,
+      acknowledgedNextTimer: acknowledging ? (prepared.idle ? earliestEventTimer(prepared.progress.executor) : undefined) : previous.acknowledgedNextTimer,
       deltas,
       position: acknowledging
         ? { checkpoint: acknowledged, offset: prepared.progress.offset, executor: prepared.progress.executor }

@@ -285,6 +285,7 @@ async function restoreState(options: RestoreOptions, source: RestoreSource): Pro
       completedAt: now,
       committed: checkpoint,
       completedWatermarks: manifest.watermarks,
+      activeWatermarks: manifest.watermarks,
       committedWatermarks: manifest.watermarks,
     };
     if (await coordinator.update(next)) break;

@@ -124,6 +124,13 @@ export interface ShardBatchOptions {
    */
   readonly inputWatermark?: number;
   /**
+   * For a stage that reads a source: its watermark over its active shards at the last
+   * completed checkpoint. An idle shard follows it, so that its windows and timers fire as the
+   * other partitions move on, as they do after a keyBy in Flink, whose operators see the
+   * minimum over the active splits.
+   */
+  readonly stageWatermark?: number;
+  /**
    * Whether the shard's input holds committed records at or after an offset. A shard whose
    * partition looks idle only because its invocations failed for a while has a backlog, and
    * is not idle: its records would reach later stages after their watermark.
@@ -381,7 +388,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
       stage.input.kind === 'repartition'
         ? await inputWatermarkOf(options, progress.heldInputWatermark, next, executor.currentWatermark())
         : undefined;
-    const watermark = input ? Math.max(executor.currentWatermark(), input.applied) : executor.pendingWatermark();
+    const watermark = input ? Math.max(executor.currentWatermark(), input.applied) : await sourceWatermark(executor);
     keysRead += await load(executor.dueTimerKeys(watermark));
     executor.processWatermark(watermark);
     executor.advanceProcessingTime();
@@ -392,6 +399,14 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
   // transaction markers occupy offsets too.
   const after = Math.max(delivered?.offset ?? -1, records.at(-1)?.offset ?? -1) + 1;
   const next = after > 0 ? after : expected;
+  let backlogged: Promise<boolean> | undefined;
+  const backlog = () => (backlogged ??= next !== null && options.backlog ? options.backlog(next) : Promise.resolve(false));
+  const idle = async (executor: StageExecutor) => executor.isIdle() && !(await backlog());
+  const sourceWatermark = async (executor: StageExecutor) => {
+    const own = executor.pendingWatermark();
+    const { stageWatermark } = options;
+    return stageWatermark !== undefined && stageWatermark > own && (await idle(executor)) ? stageWatermark : own;
+  };
   const rejected = new Map<KafkaRecord, Error>();
   const without = (dropped: ReadonlySet<KafkaRecord>) => records.filter((record) => !dropped.has(record));
   /** Runs the stage, rejecting the records that would take their key's state past what an item holds. */
@@ -454,7 +469,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
     filled,
     keysRead,
     keysWritten: changes.length,
-    idle: executor.isIdle() && !(next !== null && options.backlog && (await options.backlog(next))),
+    idle: await idle(executor),
     dropped,
   };
 }

@@ -114,6 +114,13 @@ export interface ExecutorSnapshot {
   readonly timers: readonly TimerSnapshot[];
 }
 
+/** The earliest event-time timer an executor holds, if any. */
+export function earliestEventTimer(snapshot: ExecutorSnapshot | null | undefined): number | undefined {
+  let earliest: number | undefined;
+  for (const timer of snapshot?.timers ?? []) if (timer.domain === 'event' && (earliest === undefined || timer.timestamp < earliest)) earliest = timer.timestamp;
+  return earliest;
+}
+
 /**
  * A batch cut at its watermark emission points (`env.setWatermarkEmission`): after each record
  * whose offset + 1 is a multiple of the emission's count, and at the batch's end. Each segment

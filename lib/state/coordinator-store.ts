@@ -16,8 +16,17 @@ export interface CoordinatorRecord {
   readonly completedAt: number;
   /** The latest checkpoint whose transactions are all committed. */
   readonly committed: number;
-  /** Each stage's watermark at the completed checkpoint: the minimum over its shards. */
+  /**
+   * Each stage's watermark at the completed checkpoint: the minimum over its shards, leaving
+   * out idle shards except below an event-time timer one of them still has to fire.
+   */
   readonly completedWatermarks: Readonly<Record<string, number>>;
+  /**
+   * Each stage's watermark at the completed checkpoint over its active shards only: what its
+   * idle shards follow, as a Flink operator's watermark is the minimum over active splits.
+   * Absent in records written before idle shards followed their stage.
+   */
+  readonly activeWatermarks?: Readonly<Record<string, number>>;
   /** The same at the committed checkpoint: what later stages may rely on, its output being visible. */
   readonly committedWatermarks: Readonly<Record<string, number>>;
   /**

@@ -36,6 +36,7 @@ const PINNED_RESTORES = [
   { hole: "the rolled-back markers put before the rollback's commit (a crash between them left none)", seed: 569 },
   { hole: 'an invocation claiming a shard during the restore: RestoreInterruptedError, run again', seed: 536 },
   { hole: "the restore's sweep of every transactional id of each shard it claims", seed: 1876 },
+  { hole: "idle shards following their stage's active watermark, which stays below their timers", seed: 1122 },
 ];
 
 describe('the deterministic simulation', () => {
@@ -49,6 +50,13 @@ describe('the deterministic simulation', () => {
     expect(report.totals.ambiguous).toBeGreaterThan(1_000);
     expect(report.totals.rollbacks).toBeGreaterThan(50);
     expect(report.totals.checkpoints).toBeGreaterThan(10_000);
+  }, 300_000);
+
+  it(`holds every invariant over ${SCHEDULES.toLocaleString('en')} seeded schedules, a tenth of them restoring a savepoint mid-run`, async () => {
+    const report = await runCampaign({ firstSeed: 1, schedules: SCHEDULES, workers: 2, overrides: { restores: true } });
+    expect(report.failures.map((f) => `seed ${f.seed}: ${f.problems.slice(0, 3).join('; ')} (${f.replay})`)).toEqual([]);
+    expect(report.ran).toBe(SCHEDULES);
+    expect(report.totals.restores).toBeGreaterThan(150);
   }, 300_000);
 
   it.each([

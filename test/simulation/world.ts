@@ -394,6 +394,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     return restingState(plan, progress, record.completedWatermarks) === record.resting?.state && !hasUncommittedWork(progress, record.committed);
   };
 
+  /** The latest checkpoint triggered when the input was found read, until it is found unread again. */
   let caughtUpAt: number | undefined;
   let grown = false;
   let restoreAttempts = 0;
@@ -449,8 +450,10 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     if (restorePhase === 'catching up' && iteration % 20 === 0) {
       const record = await coordinatorStore.inspect();
       if (rollbacksPending(record) || !(await inputRead())) caughtUpAt = undefined;
-      // A checkpoint triggered after the input was read, or a rest, which holds only once checkpoints cover it all.
-      else if (record.committed >= (caughtUpAt ??= record.committed) + plan.stages.length + 1 || (record.asleep && (await restHolds(record)))) {
+      // A checkpoint triggered after the input was read, and one more per later stage, or a rest,
+      // which holds only once checkpoints cover it all. A checkpoint triggered before the read
+      // was done may have been acknowledged before it, and not cover it.
+      else if (record.committed >= (caughtUpAt ??= record.triggered) + plan.stages.length || (record.asleep && (await restHolds(record)))) {
         restorePhase = 'stopped';
       }
     }
