@@ -373,6 +373,26 @@ export function formatHandlerRows(rows: readonly HandlerRow[], runs: number): st
   return lines.join('\n');
 }
 
+/**
+ * The handler's records/s per core at each batch beside Flink's from the throughput phase of the
+ * same run, with a line per batch that a script can read.
+ */
+export function formatHandlerAgainstFlink(rows: readonly HandlerRow[], flinkRecordsPerCore: number): string {
+  const perCore = (row: HandlerRow) => 1_000_000 / row.sluice.median;
+  return [
+    `Records/s per core of the processor handler's own CPU (the table above) beside Flink EXACTLY_ONCE's in the throughput phase of this run, ${Math.round(flinkRecordsPerCore).toLocaleString('en')}: the same orders and 5-minute sums. Flink's process does all of its work, its Kafka source and checkpoints included; the handler's leaves out what AWS does for it, the event-source mapping's polling and DynamoDB's and S3's work (the emulators' column above).`,
+    '',
+    '| guarantee | batch | Sluice handler records/s per core | ÷ Flink EXACTLY_ONCE |',
+    '| --- | --- | --- | --- |',
+    ...rows.map((row) => `| ${row.guarantee} | ${row.batch.toLocaleString('en')} | ${Math.round(perCore(row)).toLocaleString('en')} | ${(perCore(row) / flinkRecordsPerCore).toFixed(2)} |`),
+    '',
+    ...rows.map(
+      (row) =>
+        `handler records/s per core, ${row.guarantee}, batch ${row.batch.toLocaleString('en')}: ${Math.round(perCore(row)).toLocaleString('en')} (Flink EXACTLY_ONCE ${Math.round(flinkRecordsPerCore).toLocaleString('en')})`,
+    ),
+  ].join('\n');
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: {

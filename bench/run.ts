@@ -16,7 +16,7 @@ import { barChart, lineChart } from './charts.js';
 import type { ContenderConfig } from './contenders/config.js';
 import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, type Contender } from './contenders/registry.js';
 import { costModel, formatCostModel, formatIdleCost, SEED_DEPLOYMENT_IDLE } from './cost-model.js';
-import { formatHandlerRows, measureHandlers, type HandlerRow } from './handler.js';
+import { formatHandlerAgainstFlink, formatHandlerRows, measureHandlers, type HandlerRow } from './handler.js';
 import { formatColdStart, measureColdStart } from './cold-start.js';
 import { DEPLOYED_MEMORY_MB } from './critical-path.js';
 import { measureLatency, type LatencyFigures, type PacedInputOptions } from './latency.js';
@@ -142,12 +142,13 @@ ${sections.join('\n\n')}
 // ---- The handler alone ------------------------------------------------------------------------
 /** The handler's figures at the throughput run's batch size: the cost model bills its modelled duration. */
 let handlerAtBatch: HandlerRow | undefined;
+let handlerRows: HandlerRow[] = [];
 if (phases.has('handler')) {
   const runs = 3;
   say('The processor handler alone, against the hand-written floor:');
-  const rows = await measureHandlers({ brokers, runs, batches: [100, 1_000, 10_000], guarantees: ['EXACTLY_ONCE'], say });
-  handlerAtBatch = rows.find((row) => row.batch === BATCH);
-  sections.push(`## The processor handler alone\n\n${formatHandlerRows(rows, runs)}\n\nThe same alone: \`npm run bench:handler\`.`);
+  handlerRows = await measureHandlers({ brokers, runs, batches: [100, 1_000, 10_000], guarantees: ['EXACTLY_ONCE'], say });
+  handlerAtBatch = handlerRows.find((row) => row.batch === BATCH);
+  sections.push(`## The processor handler alone\n\n${formatHandlerRows(handlerRows, runs)}\n\nThe same alone: \`npm run bench:handler\`.`);
   say('A cold start of the packaged processor:');
   const coldStart = await measureColdStart({ brokers, runs, say });
   sections.push(`### A cold start\n\n${formatColdStart(coldStart)}\n\nThe same alone: \`npm run bench:cold-start\`.`);
@@ -230,6 +231,9 @@ emulators' work; on AWS that work is DynamoDB's and S3's.
       ),
     );
   } else sections.push("## Cost model\n\nNot made: it needs the handler phase (the modelled billed duration) and the throughput phase (Sluice's requests, Flink's CPU).");
+  if (flinkEo && handlerRows.length > 0) {
+    sections.push(`## The handler beside Flink\n\n${formatHandlerAgainstFlink(handlerRows, perCore(flinkEo, inputRecords))}`);
+  }
   sections.push(formatIdleCost(SEED_DEPLOYMENT_IDLE));
   charts.set(
     'throughput.svg',
