@@ -2,6 +2,7 @@ import type { RequestCounts } from './request-metrics.js';
 import { decodeKafkaEvent, type LambdaKafkaEvent } from './kafka-event.js';
 import { commitCompletedCheckpoints, runCoordinator, type CommitReport, type CoordinatorOutcome, type ShardTarget } from '../runtime/coordinator.js';
 import type { BatchReport } from '../runtime/processor.js';
+import { nextRunInMs } from '../runtime/coordinator-loop.js';
 import type { PipelineRuntime } from './runtime.js';
 
 /** The coordinator's request to process a shard that received nothing: its time moves, it acknowledges. */
@@ -50,6 +51,8 @@ export interface CoordinatorRunReport {
   readonly checkpointAgeMs: number;
   /** From the trigger of a checkpoint this run completed to its completion. */
   readonly checkpointDurationMs?: number;
+  /** When the coordinator should run next ({@link nextRunInMs}). */
+  readonly nextRunInMs: number;
 }
 
 /**
@@ -62,6 +65,7 @@ export function coordinatorHandler(
   tick: (target: ShardTarget) => Promise<void>,
   commit: () => Promise<void>,
   clock: () => number = Date.now,
+  { tickAfterMs }: { readonly tickAfterMs?: number } = {},
 ) {
   return async (): Promise<CoordinatorRunReport> => {
     const { plan, store, coordinator, snapshots } = runtime;
@@ -77,6 +81,7 @@ export function coordinatorHandler(
       shards,
       tick,
       clock,
+      ...(tickAfterMs === undefined ? {} : { tickAfterMs }),
       ...(snapshots ? { snapshots } : {}),
       ...(schedule ? { schedule } : {}),
     });
@@ -84,9 +89,11 @@ export function coordinatorHandler(
     // the processor function, so in offline mode their requests land here too.
     const requests = runtime.requests.since(before);
     if (outcome === 'completed' || record.completed > record.committed) await commit();
-    const checkpointAgeMs = clock() - record.completedAt;
-    if (outcome !== 'completed') return { outcome, checkpoint: record.triggered, requests, checkpointAgeMs };
-    return { outcome, checkpoint: record.completed, requests, checkpointAgeMs, checkpointDurationMs: record.completedAt - record.triggeredAt };
+    const now = clock();
+    const checkpointAgeMs = now - record.completedAt;
+    const next = nextRunInMs(record, plan.checkpointing, now);
+    if (outcome !== 'completed') return { outcome, checkpoint: record.triggered, requests, checkpointAgeMs, nextRunInMs: next };
+    return { outcome, checkpoint: record.completed, requests, checkpointAgeMs, checkpointDurationMs: record.completedAt - record.triggeredAt, nextRunInMs: next };
   };
 }
 

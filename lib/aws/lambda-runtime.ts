@@ -64,8 +64,9 @@ export function processorFunction(pipeline: StreamExecutionEnvironment, stage: s
 export const COORDINATOR_RUN_FOR_MS = 55_000;
 
 /**
- * The coordinator function: scheduled once a minute, it runs the coordinator every quarter
- * checkpoint interval (100 ms … 1 s) for most of that minute — ticking idle shards by
+ * The coordinator function: scheduled once a minute, it runs the coordinator at least every
+ * quarter checkpoint interval (100 ms … 1 s), and more often while a checkpoint is in flight,
+ * for most of that minute — ticking idle shards by
  * invoking their processor, starting the commit function — and reports each run that did
  * more than find nothing due.
  */
@@ -74,11 +75,13 @@ export function coordinatorFunction(pipeline: StreamExecutionEnvironment, env: N
   return (_event?: unknown, context?: { getRemainingTimeInMillis(): number }) =>
     logged(pipeline, 'The coordinator', async () => {
       const runtime = await lambdaRuntime(pipeline);
-      const coordinator = coordinatorHandler(runtime, tickByInvoking(env), () => invokeAsync(commitFunction, {}));
+      const periodMs = coordinatorPeriodMs(runtime.plan.checkpointing.intervalMs);
+      // Shards get a period to acknowledge with their own batches before they are ticked, as when the coordinator ran once a period.
+      const coordinator = coordinatorHandler(runtime, tickByInvoking(env), () => invokeAsync(commitFunction, {}), Date.now, { tickAfterMs: periodMs });
       const repeated = await repeatCoordinator(
         coordinator,
         {
-          periodMs: coordinatorPeriodMs(runtime.plan.checkpointing.intervalMs),
+          periodMs,
           runForMs: COORDINATOR_RUN_FOR_MS,
           ...(context ? { remainingMs: () => context.getRemainingTimeInMillis() } : {}),
         },

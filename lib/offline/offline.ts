@@ -326,10 +326,40 @@ export class OfflineSession {
     );
   }
 
+  /**
+   * Runs `task` again when it says, and at most `ms` after it began, never twice at once;
+   * failures are reported and retried `ms` after.
+   */
+  private repeat(ms: number, task: () => Promise<number>): void {
+    const schedule = (delayMs: number) => {
+      const timer = setTimeout(() => {
+        this.timers.splice(this.timers.indexOf(timer), 1);
+        run();
+      }, delayMs);
+      this.timers.push(timer);
+    };
+    const run = () => {
+      if (this.stopping) return;
+      const began = Date.now();
+      const current = task().catch((error: unknown) => {
+        this.options.out(`error: ${error instanceof Error ? error.message : String(error)}`);
+        return ms;
+      });
+      const settled = current.then(() => undefined);
+      this.running.add(settled);
+      void current.then((delayMs) => {
+        this.running.delete(settled);
+        if (!this.stopping) schedule(Math.max(0, Math.min(began + ms, Date.now() + delayMs) - Date.now()));
+      });
+    };
+    schedule(ms);
+  }
+
   /** The coordinator on a schedule; its ticks invoke the processor, its commit the commit function (asynchronously, as on AWS). */
   private scheduleCoordinator(runtime: PipelineRuntime, plan: Plan, throughput: Throughput): void {
     let committing: Promise<unknown> = Promise.resolve();
     const commit = commitHandler(runtime);
+    const periodMs = coordinatorPeriodMs(plan.checkpointing.intervalMs);
     const { invocations } = this;
     const coordinator = coordinatorHandler(
       runtime,
@@ -347,12 +377,14 @@ export class OfflineSession {
           .catch((error: unknown) => this.options.out(`commit function failed: ${String(error)}`));
         return Promise.resolve();
       },
+      Date.now,
+      { tickAfterMs: periodMs },
     );
-    this.every(coordinatorPeriodMs(plan.checkpointing.intervalMs), async () => {
+    this.repeat(periodMs, async () => {
       // At rest its schedule is off, as the deployed rule is: the first batch of input turns it on.
-      if (this.schedule.paused) return;
+      if (this.schedule.paused) return periodMs;
       invocations.coordinator++;
-      await coordinator();
+      return (await coordinator()).nextRunInMs;
     });
     this.stops.push(() => committing.then(() => undefined));
   }

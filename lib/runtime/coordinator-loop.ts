@@ -1,13 +1,33 @@
+import type { Plan } from '../plan/plan.js';
+import type { CoordinatorRecord } from '../state/coordinator-store.js';
+
 /**
- * How often the coordinator runs: a quarter of the checkpoint interval, between 100 ms and
- * 1 s — so a checkpoint is triggered close to its time and completes soon after the last
- * shard acknowledges it.
+ * How often the coordinator runs at most apart: a quarter of the checkpoint interval, between
+ * 100 ms and 1 s. It runs sooner when it has something to do ({@link nextRunInMs}).
  */
 export function coordinatorPeriodMs(checkpointIntervalMs: number): number {
   return Math.min(1_000, Math.max(100, checkpointIntervalMs / 4));
 }
 
+/** How often the coordinator looks again while a checkpoint is in flight. */
+export const COMPLETION_POLL_MS = 100;
+
+/**
+ * When the coordinator should run next, within its period: every {@link COMPLETION_POLL_MS}
+ * while a checkpoint is in flight, so that it completes soon after its last shard acknowledges
+ * it, and otherwise when the next checkpoint is due, so that it is triggered on time. Neither
+ * waits for the period, which would add up to a period each to the latency of EXACTLY_ONCE output.
+ */
+export function nextRunInMs(record: CoordinatorRecord, checkpointing: Plan['checkpointing'], now: number): number {
+  const period = coordinatorPeriodMs(checkpointing.intervalMs);
+  if (record.asleep === true || checkpointing.intervalMs <= 0) return period;
+  if (record.triggered > record.completed) return Math.min(period, COMPLETION_POLL_MS);
+  const due = Math.max(record.triggeredAt + checkpointing.intervalMs, record.completedAt + checkpointing.minPauseMs);
+  return Math.min(period, Math.max(0, due - now));
+}
+
 export interface CoordinatorLoopOptions {
+  /** The longest wait between two runs. */
   readonly periodMs: number;
   /** How long to keep running the coordinator: the invocation's share of its schedule. */
   readonly runForMs: number;
@@ -22,11 +42,12 @@ export function resting(result: { readonly outcome: string }): boolean {
 }
 
 /**
- * Runs the coordinator every `periodMs` for `runForMs`: a scheduled Lambda function can be
- * started at most once a minute, and a checkpoint needs a run to trigger it and another to
- * complete it, so one run per invocation would stretch every checkpoint to minutes.
+ * Runs the coordinator for `runForMs`, each run at most `periodMs` after the previous one began,
+ * sooner when the run says so (`nextRunInMs`): a scheduled Lambda function can be started at
+ * most once a minute, and a checkpoint needs a run to trigger it and another to complete it, so
+ * one run per invocation would stretch every checkpoint to minutes.
  */
-export async function repeatCoordinator<R extends { readonly outcome: string }>(
+export async function repeatCoordinator<R extends { readonly outcome: string; readonly nextRunInMs?: number }>(
   run: () => Promise<R>,
   options: CoordinatorLoopOptions,
   onRun: (result: R) => void,
@@ -35,13 +56,14 @@ export async function repeatCoordinator<R extends { readonly outcome: string }>(
   const started = clock();
   let runs = 0;
   for (;;) {
-    const due = clock() + options.periodMs;
+    const periodEnds = clock() + options.periodMs;
     const last = await run();
     runs++;
     onRun(last);
     if (resting(last)) return { runs, last };
+    const next = Math.min(periodEnds, clock() + (last.nextRunInMs ?? options.periodMs));
     const remaining = options.remainingMs?.() ?? Number.POSITIVE_INFINITY;
-    if (due - started + options.periodMs > options.runForMs || remaining < 2 * options.periodMs + (due - clock())) return { runs, last };
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - clock())));
+    if (next - started + options.periodMs > options.runForMs || remaining < 2 * options.periodMs + (next - clock())) return { runs, last };
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - clock())));
   }
 }

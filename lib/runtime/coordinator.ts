@@ -59,6 +59,13 @@ export interface CoordinatorOptions {
   readonly clock?: () => number;
   /** Turns the coordinator's schedule off as it goes to rest, and on again if it must wake at once. */
   readonly schedule?: CoordinatorSchedule;
+  /**
+   * How long a checkpoint in flight leaves its shards to acknowledge it with their own batches
+   * before the coordinator ticks those that have not (default: no wait). A coordinator that
+   * runs often while a checkpoint is in flight, to complete it as soon as the last shard
+   * acknowledges, waits so that it does not tick, and so fence, shards whose batches are on their way.
+   */
+  readonly tickAfterMs?: number;
 }
 
 export type CoordinatorOutcome = 'triggered' | 'completed' | 'waiting' | 'abandoned' | 'idle' | 'asleep';
@@ -68,11 +75,10 @@ async function progressOf(options: CoordinatorOptions, target: ShardTarget): Pro
   return record ? runtimeProgressOf(record.progress) : undefined;
 }
 
-/** Every shard's progress, read one shard after another. */
+/** Every shard's progress, the shards read side by side: a coordinator looks at all of them every run while a checkpoint is in flight. */
 async function progressOfAll(options: CoordinatorOptions): Promise<Map<ShardTarget, RuntimeProgress | undefined>> {
-  const progress = new Map<ShardTarget, RuntimeProgress | undefined>();
-  for (const target of options.shards) progress.set(target, await progressOf(options, target));
-  return progress;
+  const read = await Promise.all(options.shards.map(async (target) => [target, await progressOf(options, target)] as const));
+  return new Map(read);
 }
 
 /**
@@ -90,28 +96,31 @@ async function writeCheckpointManifest(
   const { plan, snapshots } = options;
   const checkpoint = record.triggered;
   const previous = await baseManifest(snapshots, record.completed);
-  const shards: ManifestShard[] = [];
-  for (const [target, shardProgress] of progress) {
-    if (!shardProgress) continue;
-    const before = previous?.shards.find((entry) => sameShard(entry, target))?.state ?? [];
-    const covered = shardProgress.deltas.filter((d) => d.checkpoint > record.completed && d.checkpoint <= checkpoint);
-    const position = shardProgress.position;
-    shards.push({
-      ...target,
-      offset: position?.offset ?? null,
-      executor: position?.executor ?? null,
-      acknowledgedWatermark: shardProgress.acknowledgedWatermark,
-      // Only what this checkpoint commits: older handles may still be pending in the record, but
-      // they are committed, and their ids may have been reused since.
-      transactions: shardProgress.pending.filter((p) => p.checkpoint > record.committed && p.checkpoint <= checkpoint).map((p) => p.handle),
-      state: await compactShardState(
-        snapshots,
-        shardRefOf(plan, target),
-        [...before, ...covered.map((d) => d.object)],
-        plan.maxParallelism,
-      ),
-    });
-  }
+  // Each shard's merges side by side: the checkpoint, and so the visibility of its output, waits for them.
+  const entries = await Promise.all(
+    [...progress].map(async ([target, shardProgress]): Promise<ManifestShard | undefined> => {
+      if (!shardProgress) return undefined;
+      const before = previous?.shards.find((entry) => sameShard(entry, target))?.state ?? [];
+      const covered = shardProgress.deltas.filter((d) => d.checkpoint > record.completed && d.checkpoint <= checkpoint);
+      const position = shardProgress.position;
+      return {
+        ...target,
+        offset: position?.offset ?? null,
+        executor: position?.executor ?? null,
+        acknowledgedWatermark: shardProgress.acknowledgedWatermark,
+        // Only what this checkpoint commits: older handles may still be pending in the record, but
+        // they are committed, and their ids may have been reused since.
+        transactions: shardProgress.pending.filter((p) => p.checkpoint > record.committed && p.checkpoint <= checkpoint).map((p) => p.handle),
+        state: await compactShardState(
+          snapshots,
+          shardRefOf(plan, target),
+          [...before, ...covered.map((d) => d.object)],
+          plan.maxParallelism,
+        ),
+      };
+    }),
+  );
+  const shards = entries.filter((entry): entry is ManifestShard => entry !== undefined);
   await writeManifest(snapshots, checkpointManifestKey(checkpoint), {
     format: 1,
     pipeline: plan.pipeline,
@@ -177,14 +186,15 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
     // A shard with a rollback to do is ticked too: its next invocation does it.
     const lagging = (targets: readonly ShardTarget[]) =>
       targets.filter((target) => (progress.get(target)?.acknowledged ?? 0) < record.triggered || rollbackToStart(record, target, now));
-    const ticked = lagging(options.shards);
+    const ticking = options.tickAfterMs === undefined || now - record.triggeredAt >= options.tickAfterMs;
+    const ticked = ticking ? lagging(options.shards) : options.shards.filter((target) => rollbackToStart(record, target, now));
     for (const target of ticked) {
       await options.tick(target);
       progress.set(target, await progressOf(options, target));
     }
     // A checkpoint completes only after its predecessor committed and every requested rollback
     // is done: a rolled-back shard must not end up in a manifest built from its state before.
-    if (lagging(ticked).length === 0 && record.committed === record.completed && !rollbacksPending(record)) {
+    if (lagging(options.shards).length === 0 && record.committed === record.completed && !rollbacksPending(record)) {
       const { activeWatermarks, completedWatermarks } = stageWatermarks(progress, record);
       const { snapshots } = options;
       if (snapshots) {
@@ -292,7 +302,7 @@ export interface CommitReport {
 
 /**
  * The commit function: commits every pending transaction covered by the latest completed
- * checkpoint, each shard's in epoch order, then records that checkpoint as committed (so
+ * checkpoint, each shard's in epoch order and the shards side by side, then records that checkpoint as committed (so
  * shards free the ids). Committing is idempotent, so a rerun or a concurrent run does no
  * harm. A lost transaction is never passed over: the coordinator record requests its shard's
  * rollback ({@link requestRollback}), which the shard's own next invocation does, or, without
@@ -304,11 +314,11 @@ export async function commitCompletedCheckpoints(options: CommitFunctionOptions)
   const { plan, store, coordinator, committer, snapshots } = options;
   const record = await coordinator.get();
   if (record.completed <= record.committed) return { checkpoint: record.committed, transactions: 0, rollbacks: [] };
-  let transactions = 0;
-  const rollbacks: RollbackRequest[] = [];
-  for (const target of options.shards) {
+  /** One shard's transactions, in epoch order: after a lost one, the later ones are its rollback's to replay, never to commit. */
+  const commitShard = async (target: ShardTarget): Promise<{ transactions: number; rollback?: RollbackRequest }> => {
+    let transactions = 0;
     // Its rollback aborts what it has pending; the run that requested it committed everything before.
-    if (pendingRollback(record, target)) continue;
+    if (pendingRollback(record, target)) return { transactions };
     const shard = shardRefOf(plan, target);
     const progress = runtimeProgressOf((await store.peek(shard))?.progress);
     for (const pending of progress.pending) {
@@ -320,12 +330,21 @@ export async function commitCompletedCheckpoints(options: CommitFunctionOptions)
         if (!(error instanceof TransactionLostError)) throw error;
         const lost = new CheckpointTransactionLostError(shard, pending.checkpoint, error);
         if (!snapshots) throw lost;
-        const request = await requestRollback(coordinator, target, pending, lost.message);
-        if (request) rollbacks.push(request);
-        break;
+        const rollback = await requestRollback(coordinator, target, pending, lost.message);
+        return rollback ? { transactions, rollback } : { transactions };
       }
     }
-  }
+    return { transactions };
+  };
+  // Shards are independent: committing them side by side makes a checkpoint's output visible
+  // sooner, since each batch of a shard wrote a transaction of its own. A failure fails the run
+  // only once every shard has settled, so that nothing of it is left running.
+  const settled = await Promise.allSettled(options.shards.map(commitShard));
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  const committed = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const transactions = committed.reduce((sum, shard) => sum + shard.transactions, 0);
+  const rollbacks = committed.flatMap((shard) => (shard.rollback ? [shard.rollback] : []));
   for (let current = record; current.committed < record.completed; current = await coordinator.get()) {
     if (await coordinator.update(markedCommitted(current, record.completed))) break;
   }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { coordinatorPeriodMs, repeatCoordinator } from '../../../lib/runtime/coordinator-loop.js';
+import { COMPLETION_POLL_MS, coordinatorPeriodMs, nextRunInMs, repeatCoordinator } from '../../../lib/runtime/coordinator-loop.js';
+import { INITIAL_COORDINATOR_RECORD } from '../../../lib/state/coordinator-store.js';
+
+const CHECKPOINTING = { intervalMs: 5_000, timeoutMs: 60_000, minPauseMs: 0, maxCommitDelayMs: 60_000 };
 
 describe('the coordinator loop', () => {
   it('runs a quarter checkpoint interval apart, between 100 ms and 1 s', () => {
@@ -27,6 +30,32 @@ describe('the coordinator loop', () => {
     const gaps = startedAt.slice(1).map((at, i) => at - (startedAt[i] ?? 0));
     expect(Math.min(...gaps), 'never sooner than the period').toBeGreaterThanOrEqual(19);
     expect((startedAt.at(-1) ?? 0) - (startedAt[0] ?? 0), 'within its share').toBeLessThan(200);
+  });
+
+  it('runs again soon while a checkpoint is in flight, when the next one is due otherwise, and a period apart at most', () => {
+    const record = { ...INITIAL_COORDINATOR_RECORD, triggered: 3, triggeredAt: 10_000, completed: 2, completedAt: 6_000 };
+    expect(nextRunInMs(record, CHECKPOINTING, 10_050)).toBe(COMPLETION_POLL_MS);
+    const completed = { ...record, completed: 3, completedAt: 10_400 };
+    expect(nextRunInMs(completed, CHECKPOINTING, 14_700), 'due at 15,000').toBe(300);
+    expect(nextRunInMs(completed, CHECKPOINTING, 10_400), 'the period').toBe(1_000);
+    expect(nextRunInMs(completed, CHECKPOINTING, 15_200), 'overdue').toBe(0);
+    expect(nextRunInMs(completed, { ...CHECKPOINTING, minPauseMs: 4_900 }, 14_700), 'after the minimum pause').toBe(600);
+    expect(nextRunInMs({ ...completed, asleep: true }, CHECKPOINTING, 15_200), 'at rest').toBe(1_000);
+  });
+
+  it('runs again when the run says, within the period', async () => {
+    const startedAt: number[] = [];
+    await repeatCoordinator(
+      () => {
+        startedAt.push(Date.now());
+        return Promise.resolve({ outcome: 'waiting', nextRunInMs: startedAt.length < 5 ? 5 : 1_000 });
+      },
+      { periodMs: 100, runForMs: 260 },
+      () => undefined,
+    );
+    const gaps = startedAt.slice(1).map((at, i) => at - (startedAt[i] ?? 0));
+    expect(gaps.slice(0, 4).every((gap) => gap < 50), `${gaps.join(', ')} ms: the first runs asked for 5 ms`).toBe(true);
+    expect(gaps.slice(4).every((gap) => gap >= 99), `${gaps.join(', ')} ms: then for more than the period`).toBe(true);
   });
 
   it('stops while the invocation still has time to finish a run', async () => {
