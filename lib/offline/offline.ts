@@ -311,19 +311,10 @@ export class OfflineSession {
 
   /** Runs `task` every `ms`, never twice at once; failures are reported and retried next time. */
   private every(ms: number, task: () => Promise<void>): void {
-    let current: Promise<void> | undefined;
-    this.timers.push(
-      setInterval(() => {
-        if (current || this.stopping) return;
-        current = task()
-          .catch((error: unknown) => this.options.out(`error: ${error instanceof Error ? error.message : String(error)}`))
-          .finally(() => {
-            if (current) this.running.delete(current);
-            current = undefined;
-          });
-        this.running.add(current);
-      }, ms),
-    );
+    this.repeat(ms, async () => {
+      await task();
+      return ms;
+    });
   }
 
   /**

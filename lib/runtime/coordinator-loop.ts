@@ -1,5 +1,6 @@
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorRecord } from '../state/coordinator-store.js';
+import { nextCheckpointDueAt } from './coordinator.js';
 
 /**
  * How often the coordinator runs at most apart: a quarter of the checkpoint interval, between
@@ -22,8 +23,7 @@ export function nextRunInMs(record: CoordinatorRecord, checkpointing: Plan['chec
   const period = coordinatorPeriodMs(checkpointing.intervalMs);
   if (record.asleep === true || checkpointing.intervalMs <= 0) return period;
   if (record.triggered > record.completed) return Math.min(period, COMPLETION_POLL_MS);
-  const due = Math.max(record.triggeredAt + checkpointing.intervalMs, record.completedAt + checkpointing.minPauseMs);
-  return Math.min(period, Math.max(0, due - now));
+  return Math.min(period, Math.max(0, nextCheckpointDueAt(record, checkpointing) - now));
 }
 
 export interface CoordinatorLoopOptions {

@@ -166,6 +166,11 @@ function stageWatermarks(
   return { activeWatermarks, completedWatermarks };
 }
 
+/** When the next checkpoint may be triggered: an interval after the last trigger, and the minimum pause after the last completion. */
+export function nextCheckpointDueAt(record: CoordinatorRecord, checkpointing: Plan['checkpointing']): number {
+  return Math.max(record.triggeredAt + checkpointing.intervalMs, record.completedAt + checkpointing.minPauseMs);
+}
+
 /**
  * One scheduled run of the coordinator (docs/PROTOCOL.md). With a checkpoint in flight it
  * ticks the shards that have not acknowledged it yet and completes it once all have, or
@@ -221,10 +226,8 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
   }
   // A rollback waits for no checkpoint: the shard's invocation does it now.
   for (const target of options.shards) if (rollbackToStart(record, target, now)) await options.tick(target);
-  const { intervalMs, minPauseMs } = plan.checkpointing;
-  if (intervalMs <= 0) return { outcome: 'idle', record };
-  const due = Math.max(record.triggeredAt + intervalMs, record.completedAt + minPauseMs);
-  if (record.triggered > 0 && now < due) return { outcome: 'idle', record };
+  if (plan.checkpointing.intervalMs <= 0) return { outcome: 'idle', record };
+  if (record.triggered > 0 && now < nextCheckpointDueAt(record, plan.checkpointing)) return { outcome: 'idle', record };
   if ((record.resting?.checkpoints ?? 0) >= RESTING_CHECKPOINTS && record.committed === record.completed && !rollbacksPending(record)) {
     return goToRest(options, record);
   }
