@@ -3,6 +3,25 @@ import { KafkaSource } from './source.js';
 import type { NewTransformation, Transformation } from './transformations.js';
 import { WatermarkEmission, WatermarkStrategy } from './watermark.js';
 
+/**
+ * When an EXACTLY_ONCE sink's output becomes visible to read_committed consumers.
+ *
+ * - `ON_CHECKPOINT` (the default, Flink's): when the checkpoint that covers it commits, a
+ *   checkpoint interval or so after it was written.
+ * - `PER_BATCH` (Kafka Streams' shape): as soon as the invocation that wrote it has made its
+ *   state and offset durable — the latency of a batch. Each invocation then ends its own
+ *   transaction, in epoch order after its shard's earlier ones; checkpoints still make the
+ *   snapshots that savepoints, restores and rollbacks use. A restore from a savepoint replays,
+ *   and writes again, the output made visible after it (as Flink's does for output committed
+ *   after the savepoint).
+ */
+export const OutputCommit = {
+  ON_CHECKPOINT: 'on-checkpoint',
+  PER_BATCH: 'per-batch',
+} as const;
+
+export type OutputCommit = (typeof OutputCommit)[keyof typeof OutputCommit];
+
 /** Flink's checkpoint settings, with its names and defaults. */
 export class CheckpointConfig {
   /** `execution.checkpointing.interval`; 0 while checkpointing is off. */
@@ -16,6 +35,8 @@ export class CheckpointConfig {
    * commit function's schedule and retries). Part of the transaction-timeout check.
    */
   maxCommitDelay = 60_000;
+  /** When EXACTLY_ONCE output becomes visible: at checkpoints (default) or per batch. */
+  outputCommit: OutputCommit = OutputCommit.ON_CHECKPOINT;
 
   setCheckpointTimeout(ms: number): this {
     this.checkpointTimeout = positiveDuration('Checkpoint timeout', ms);
@@ -30,6 +51,15 @@ export class CheckpointConfig {
 
   setMaxCommitDelay(ms: number): this {
     this.maxCommitDelay = positiveDuration('Max commit delay', ms);
+    return this;
+  }
+
+  /** Commits each invocation's EXACTLY_ONCE transaction at once ({@link OutputCommit.PER_BATCH}), or at checkpoints. */
+  setOutputCommit(mode: OutputCommit): this {
+    if (!Object.values(OutputCommit).includes(mode)) {
+      throw new Error(`Output commit must be OutputCommit.ON_CHECKPOINT or OutputCommit.PER_BATCH, not ${mode}`);
+    }
+    this.outputCommit = mode;
     return this;
   }
 

@@ -16,6 +16,7 @@ export {
 export {
   BadRecordPolicy,
   CheckpointConfig,
+  OutputCommit,
   StreamExecutionEnvironment,
   type EnvironmentOptions,
   type EventSourceMappingOptions,

@@ -1,4 +1,4 @@
-import type { BadRecordPolicy, EventSourceMappingOptions } from '../api/environment.js';
+import type { BadRecordPolicy, EventSourceMappingOptions, OutputCommit } from '../api/environment.js';
 import type { AnyStateDescriptor } from '../api/state.js';
 import type { WatermarkEmission } from '../api/watermark.js';
 import type {
@@ -29,6 +29,8 @@ export interface Plan {
     readonly timeoutMs: number;
     readonly minPauseMs: number;
     readonly maxCommitDelayMs: number;
+    /** When EXACTLY_ONCE output becomes visible (`getCheckpointConfig().setOutputCommit`). */
+    readonly outputCommit: OutputCommit;
   };
   readonly badRecordPolicy: BadRecordPolicy;
   /** Whether error messages and dead-letter headers may quote records (`env.setRecordContentsInErrors`). */

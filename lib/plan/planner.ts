@@ -185,6 +185,7 @@ export function planPipeline(env: StreamExecutionEnvironment, { deploymentStage 
       timeoutMs: env.getCheckpointConfig().checkpointTimeout,
       minPauseMs: env.getCheckpointConfig().minPauseBetweenCheckpoints,
       maxCommitDelayMs: env.getCheckpointConfig().maxCommitDelay,
+      outputCommit: env.getCheckpointConfig().outputCommit,
     },
     badRecordPolicy: env.getBadRecordPolicy(),
     recordContentsInErrors: env.getRecordContentsInErrors(),

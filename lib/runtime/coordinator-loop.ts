@@ -1,6 +1,5 @@
-import type { Plan } from '../plan/plan.js';
 import type { CoordinatorRecord } from '../state/coordinator-store.js';
-import { nextCheckpointDueAt } from './coordinator.js';
+import { nextCheckpointDueAt, type CheckpointTiming } from './coordinator.js';
 
 /**
  * How often the coordinator runs at most apart: a quarter of the checkpoint interval, between
@@ -19,7 +18,7 @@ export const COMPLETION_POLL_MS = 100;
  * it, and otherwise when the next checkpoint is due, so that it is triggered on time. Neither
  * waits for the period, which would add up to a period each to the latency of EXACTLY_ONCE output.
  */
-export function nextRunInMs(record: CoordinatorRecord, checkpointing: Plan['checkpointing'], now: number): number {
+export function nextRunInMs(record: CoordinatorRecord, checkpointing: CheckpointTiming, now: number): number {
   const period = coordinatorPeriodMs(checkpointing.intervalMs);
   if (record.asleep === true || checkpointing.intervalMs <= 0) return period;
   if (record.triggered > record.completed) return Math.min(period, COMPLETION_POLL_MS);

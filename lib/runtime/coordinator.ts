@@ -1,5 +1,4 @@
 import type { TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
-import { TransactionLostError } from '../kafka/errors.js';
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import type { ShardRef, ShardStore } from '../state/shard-store.js';
@@ -12,7 +11,15 @@ import {
   type ManifestShard,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import { markedCommitted, pendingRollback, requestRollback, rollbacksPending, rollbackToStart } from './rollback.js';
+import {
+  CheckpointTransactionLostError,
+  commitInEpochOrder,
+  markedCommitted,
+  pendingRollback,
+  requestRollback,
+  rollbacksPending,
+  rollbackToStart,
+} from './rollback.js';
 import { runtimeProgressOf, shardOf, type RuntimeProgress } from './processor.js';
 import { hasUncommittedWork, RESTING_CHECKPOINTS, restingState, wakeCoordinator, type CoordinatorSchedule } from './quiescence.js';
 
@@ -166,8 +173,11 @@ function stageWatermarks(
   return { activeWatermarks, completedWatermarks };
 }
 
+/** The checkpoint settings that decide when the coordinator triggers and runs. */
+export type CheckpointTiming = Pick<Plan['checkpointing'], 'intervalMs' | 'minPauseMs'>;
+
 /** When the next checkpoint may be triggered: an interval after the last trigger, and the minimum pause after the last completion. */
-export function nextCheckpointDueAt(record: CoordinatorRecord, checkpointing: Plan['checkpointing']): number {
+export function nextCheckpointDueAt(record: CoordinatorRecord, checkpointing: CheckpointTiming): number {
   return Math.max(record.triggeredAt + checkpointing.intervalMs, record.completedAt + checkpointing.minPauseMs);
 }
 
@@ -269,23 +279,6 @@ async function restOrWake(options: CoordinatorOptions, record: CoordinatorRecord
   return runCoordinator(options);
 }
 
-/** A pre-committed transaction was lost: its shard must roll back to the checkpoint before and replay. */
-export class CheckpointTransactionLostError extends Error {
-  override readonly name = 'CheckpointTransactionLostError';
-
-  constructor(
-    readonly shard: ShardRef,
-    readonly checkpoint: number,
-    override readonly cause: TransactionLostError,
-  ) {
-    super(
-      `Checkpoint ${checkpoint}, shard ${shard.stage}/${shard.shard}: ${cause.message} The shard must be rolled back to ` +
-        `checkpoint ${checkpoint - 1} and replayed.`,
-      { cause },
-    );
-  }
-}
-
 export interface CommitFunctionOptions {
   readonly plan: Plan;
   readonly store: ShardStore;
@@ -317,27 +310,17 @@ export async function commitCompletedCheckpoints(options: CommitFunctionOptions)
   const { plan, store, coordinator, committer, snapshots } = options;
   const record = await coordinator.get();
   if (record.completed <= record.committed) return { checkpoint: record.committed, transactions: 0, rollbacks: [] };
-  /** One shard's transactions, in epoch order: after a lost one, the later ones are its rollback's to replay, never to commit. */
   const commitShard = async (target: ShardTarget): Promise<{ transactions: number; rollback?: RollbackRequest }> => {
-    let transactions = 0;
     // Its rollback aborts what it has pending; the run that requested it committed everything before.
-    if (pendingRollback(record, target)) return { transactions };
+    if (pendingRollback(record, target)) return { transactions: 0 };
     const shard = shardRefOf(plan, target);
-    const progress = runtimeProgressOf((await store.peek(shard))?.progress);
-    for (const pending of progress.pending) {
-      if (pending.checkpoint > record.completed) break;
-      try {
-        await committer.commit(pending.handle);
-        transactions++;
-      } catch (error) {
-        if (!(error instanceof TransactionLostError)) throw error;
-        const lost = new CheckpointTransactionLostError(shard, pending.checkpoint, error);
-        if (!snapshots) throw lost;
-        const rollback = await requestRollback(coordinator, target, pending, lost.message);
-        return rollback ? { transactions, rollback } : { transactions };
-      }
-    }
-    return { transactions };
+    const covered = runtimeProgressOf((await store.peek(shard))?.progress).pending.filter((p) => p.checkpoint <= record.completed && !p.committed);
+    const { committed, lost } = await commitInEpochOrder(committer, covered);
+    if (!lost) return { transactions: committed.length };
+    const error = new CheckpointTransactionLostError(shard, lost.transaction.checkpoint, lost.error);
+    if (!snapshots) throw error;
+    const rollback = await requestRollback(coordinator, target, lost.transaction, error.message);
+    return { transactions: committed.length, ...(rollback ? { rollback } : {}) };
   };
   // Shards are independent: committing them side by side makes a checkpoint's output visible
   // sooner, since each batch of a shard wrote a transaction of its own. A failure fails the run

@@ -1,3 +1,4 @@
+import { OutputCommit } from '../api/environment.js';
 import type { KafkaSink } from '../api/sink.js';
 import type { KafkaClients } from '../kafka/clients.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
@@ -11,7 +12,7 @@ import { exactlyOnceSinkOf, transactionalIdPrefixOf } from '../plan/names.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
-import { beginRollback, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
+import { beginRollback, commitInEpochOrder, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
 import { OutputLimits } from './output-limits.js';
 import { hasStopped, NONE_DROPPED, prepareShardBatch, type DroppedRecords, type InputLog, type ShardFailure, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
@@ -25,6 +26,11 @@ export interface PendingTransaction {
   readonly checkpoint: number;
   /** The epoch of the invocation that wrote it. */
   readonly epoch: number;
+  /**
+   * Known committed (per-batch output commit): nothing is left to do for it, and its slot is
+   * free. It stays in the record until its checkpoint commits, as the checkpoint's manifest names it.
+   */
+  readonly committed?: true;
 }
 
 /** A committed invocation's state delta in the snapshot store, and the checkpoint that covers it. */
@@ -160,6 +166,8 @@ const SWEEP_CONCURRENCY = 16;
  * behind a rollback, say): a few hundred bytes each, well inside DynamoDB's 400 KB item.
  */
 const MAX_UNCOMMITTED_DELTAS = 256;
+/** How many of its own per-batch commits a container remembers; one forgotten costs a describe of its id. */
+const MAX_REMEMBERED_COMMITS = 4_096;
 /** The most a tick reads to catch a rolled-back shard up with its log. */
 const MAX_CATCH_UP_RECORDS = 10_000;
 
@@ -171,6 +179,11 @@ export function uncommittedPending(progress: unknown, committed: number): Pendin
 /** The shard's state deltas that no committed checkpoint has covered yet. */
 export function uncommittedDeltas(progress: unknown, committed: number): PendingDelta[] {
   return runtimeProgressOf(progress).deltas.filter((d) => d.checkpoint > committed);
+}
+
+/** A transaction's identity: its id and the producer id and epoch that wrote it. */
+function handleKey({ transactionalId, producerId, producerEpoch }: TransactionHandle): string {
+  return `${transactionalId}/${producerId}/${producerEpoch}`;
 }
 
 /** The shard of a stage's input partition. Sources may read several topics, so the topic is part of it. */
@@ -207,6 +220,11 @@ export class Processor {
   private readonly clock: () => number;
   private readonly poolSize: number;
   private readonly limits: OutputLimits;
+  /**
+   * With per-batch output commit, the transactions this container committed whose handles
+   * its shards' records still hold: the next invocation drops them without asking the broker.
+   */
+  private readonly committedHere = new Set<string>();
 
   constructor(private readonly options: ProcessorOptions) {
     this.clock = options.clock ?? Date.now;
@@ -274,7 +292,7 @@ export class Processor {
         uncommittedDeltas(claim.progress, checkpoints.committed).length < MAX_UNCOMMITTED_DELTAS &&
         (plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE ||
           !uncommittedPending(claim.progress, checkpoints.committed).some(
-            (p) => p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
+            (p) => !this.knownCommitted(p) && p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
           )),
       readBehind: async (from: number) => {
         const { records, next } = await this.options.kafka.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS);
@@ -301,7 +319,11 @@ export class Processor {
 
     const { claim } = prepared;
     const byGuarantee = this.recordsByGuarantee(stage, prepared.outputs);
-    await this.abortLingering(stage, shard, claim, pending, byGuarantee.has(DeliveryGuarantee.EXACTLY_ONCE));
+    // Per batch, this invocation's transaction may only commit after the shard's earlier ones:
+    // they are committed (or found lost) first, and this commit records them as committed.
+    const { settled, inOrder } =
+      plan.checkpointing.outputCommit === OutputCommit.PER_BATCH ? await this.commitEarlier(pending) : { settled: pending, inOrder: false };
+    await this.abortLingering(stage, shard, claim, settled.filter((p) => !p.committed), byGuarantee.has(DeliveryGuarantee.EXACTLY_ONCE));
     const transaction = await this.writeOutputs(stage, shard, byGuarantee, claim.epoch).catch(
       async (error: unknown) => {
         // A newer invocation's recovery initialised this attempt's transactional id: nothing
@@ -317,7 +339,7 @@ export class Processor {
 
     const progress: RuntimeProgress = {
       ...prepared.progress,
-      pending: transaction ? [...pending, { handle: transaction, checkpoint: coveringCheckpoint, epoch: claim.epoch }] : pending,
+      pending: transaction ? [...settled, { handle: transaction, checkpoint: coveringCheckpoint, epoch: claim.epoch }] : settled,
       acknowledged,
       acknowledgedWatermark: acknowledging
         ? (prepared.progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER)
@@ -338,6 +360,8 @@ export class Processor {
       throw error;
     }
     this.options.onStep?.('committed', shard);
+    for (const { handle } of previous.pending) this.committedHere.delete(handleKey(handle));
+    if (inOrder && transaction) await this.commitOwn({ handle: transaction, checkpoint: coveringCheckpoint, epoch: claim.epoch });
     const stopped = hasStopped(plan, prepared.failure) ? prepared.failure : undefined;
     // Under its bound, a failed attempt fails the invocation, so that the trigger retries it.
     if (prepared.error && prepared.failure && !stopped) throw new FailedAttemptError(prepared.error, prepared.failure, plan);
@@ -358,6 +382,46 @@ export class Processor {
       requests: this.options.requests?.since(requestsBefore) ?? {},
       ...(stopped ? { stopped } : {}),
     };
+  }
+
+  /**
+   * Per-batch output commit, before this invocation writes its own: commits the shard's
+   * earlier transactions not known committed — a crashed invocation's, or another
+   * container's — in epoch order, and marks those committed. At a lost one it stops, and so
+   * does per-batch commit for this invocation: the lost transaction and every later one stay
+   * pending for the commit function, which requests the rollback once their checkpoint is
+   * complete (a rollback requested while the checkpoint is in flight would move positions
+   * that a manifest of it may already hold). `inOrder` says whether every earlier one is committed.
+   */
+  private async commitEarlier(pending: readonly PendingTransaction[]): Promise<{ settled: PendingTransaction[]; inOrder: boolean }> {
+    const { committed, lost } = await commitInEpochOrder(
+      this.options.kafka.committer,
+      pending.filter((p) => !this.knownCommitted(p)),
+    );
+    const committedNow = new Set(committed.map(({ handle }) => handleKey(handle)));
+    const settled = pending.map((p): PendingTransaction => (this.knownCommitted(p) || committedNow.has(handleKey(p.handle)) ? { ...p, committed: true } : p));
+    return { settled, inOrder: lost === undefined };
+  }
+
+  private knownCommitted(pending: PendingTransaction): boolean {
+    return pending.committed === true || this.committedHere.has(handleKey(pending.handle));
+  }
+
+  /**
+   * Per-batch output commit, once the shard's commit has made state, offset and handle
+   * durable: the output becomes visible now. If the container dies first, the shard's next
+   * invocation commits it, or else the commit function at the next checkpoint; if the broker
+   * lost it, the commit function finds that too, and requests the rollback.
+   */
+  private async commitOwn(own: PendingTransaction): Promise<void> {
+    const { lost } = await commitInEpochOrder(this.options.kafka.committer, [own]);
+    if (lost) return;
+    this.committedHere.add(handleKey(own.handle));
+    // Handles another container dropped never come back here: the oldest go first.
+    for (const stale of this.committedHere) {
+      if (this.committedHere.size <= MAX_REMEMBERED_COMMITS) break;
+      this.committedHere.delete(stale);
+    }
   }
 
   /**

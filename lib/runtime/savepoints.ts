@@ -1,6 +1,7 @@
 import { BROADCAST_KEY } from '../api/transformations.js';
 import type { CommittedReader, TransactionCommitter } from '../kafka/clients.js';
-import { TransactionLostError } from '../kafka/errors.js';
+import { OutputCommit } from '../api/environment.js';
+import { TransactionAlreadyCommittedError, TransactionLostError } from '../kafka/errors.js';
 import { partitionForKey } from '../kafka/partitioning.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import {
@@ -71,6 +72,14 @@ export async function writeSavepoint(options: SavepointOptions, name: string): P
         `manifest is not the state it committed. Let the pipeline run until a later checkpoint commits, then take the savepoint.`,
     );
   }
+  const past = await perBatchOutputPast(options, committed);
+  if (past) {
+    throw new SavepointNotReadyError(
+      `${past.stageId} ${past.topic}/${past.partition} has output visible past checkpoint ${committed}, the latest committed ` +
+        `(OutputCommit.PER_BATCH), which a restore of this savepoint would write again. Stop the pipeline's triggers, let the ` +
+        `coordinator commit a checkpoint that covers everything processed, then take the savepoint.`,
+    );
+  }
   const manifest = await restorableManifest(snapshots, { checkpoint: committed });
   const shards: ManifestShard[] = [];
   for (const entry of manifest.shards) {
@@ -81,6 +90,37 @@ export async function writeSavepoint(options: SavepointOptions, name: string): P
   }
   await writeManifest(snapshots, key, { ...manifest, createdAt: (options.clock ?? Date.now)(), shards });
   return { checkpoint: committed, key };
+}
+
+/**
+ * A shard committed output after the snapshot being restored (OutputCommit.PER_BATCH makes
+ * output visible before its checkpoint): replaying from the snapshot would write it again. The
+ * restore refuses before it changes anything it cannot undo.
+ */
+export class OutputPastSnapshotError extends Error {
+  override readonly name = 'OutputPastSnapshotError';
+}
+
+function outputPastSnapshot(shard: ShardTarget, checkpoint: number): OutputPastSnapshotError {
+  return new OutputPastSnapshotError(
+    `${shard.stageId} ${shard.topic}/${shard.partition} committed output after checkpoint ${checkpoint} (OutputCommit.PER_BATCH), ` +
+      `which restoring it would write again. Stop the pipeline's triggers, let the coordinator commit a checkpoint that covers ` +
+      `everything processed (sluice status), take a new savepoint and restore that.`,
+  );
+}
+
+/**
+ * With per-batch output commit, the shard whose output is visible past the latest committed
+ * checkpoint, if any: a savepoint of that checkpoint would replay it.
+ */
+async function perBatchOutputPast(options: Pick<SavepointOptions, 'plan' | 'store' | 'shards'>, committed: number): Promise<ShardTarget | undefined> {
+  const { plan, store } = options;
+  if (plan.checkpointing.outputCommit !== OutputCommit.PER_BATCH) return undefined;
+  for (const target of options.shards) {
+    const progress = runtimeProgressOf((await store.peek(shardRefOf(plan, target)))?.progress);
+    if (progress.pending.some((p) => p.checkpoint > committed)) return target;
+  }
+  return undefined;
 }
 
 /** What to restore: a checkpoint by number, or a savepoint by name. */
@@ -210,6 +250,8 @@ async function restoreState(options: RestoreOptions, source: RestoreSource): Pro
     }
   }
   const committedUpTo = Math.max(before.committed, committedNow ? manifest.checkpoint : 0);
+  const past = await perBatchOutputPast(options, committedUpTo);
+  if (past) throw outputPastSnapshot(past, committedUpTo);
 
   // Fence every shard, old and new, and abort what they wrote past the snapshot.
   const claims = new Map<string, { claim: ShardClaim; progress: RuntimeProgress }>();
@@ -220,7 +262,10 @@ async function restoreState(options: RestoreOptions, source: RestoreSource): Pro
     const progress = runtimeProgressOf(claim.progress);
     claims.set(key(target), { claim, progress });
     for (const pending of progress.pending.filter((p) => p.checkpoint > committedUpTo)) {
-      await committer.abort(pending.handle);
+      await committer.abort(pending.handle).catch((error: unknown) => {
+        // Committed by its own invocation since the check above, before this claim fenced it.
+        throw error instanceof TransactionAlreadyCommittedError ? outputPastSnapshot(target, committedUpTo) : error;
+      });
       transactionsAborted++;
     }
     // What attempts and zombies left open: the commit below moves the shard's last committed

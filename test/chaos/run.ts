@@ -5,6 +5,7 @@
 // when that is this machine) is killed with SIGKILL and started again twice in each schedule.
 // With --avro, orders and totals go in Avro through the schema registry (SCHEMA_REGISTRY_URL, else
 // the local one), the orders' schema evolving mid-stream (test/helpers/avro-orders.ts).
+// Seeds 2 and 3 of every 4 commit their output per batch (OutputCommit.PER_BATCH), the others at checkpoints.
 // With --offline-kills, the schedules are process-level instead (test/helpers/offline-kill-schedule.ts):
 // `sluice offline` running the seed example is SIGKILLed two to four times at random moments,
 // alternately during steady input from a separate producer and during a backlog.
@@ -121,6 +122,7 @@ let concurrent = 0;
 const dynamoFaults = { throttled: 0, ambiguous: 0 };
 const s3Faults = { throttled: 0, ambiguous: 0 };
 let checkpoints = 0;
+const byOutputCommit: Record<string, number> = {};
 try {
   for (let i = 0; i < schedules && Date.now() < deadline; i++) {
     const seed = firstSeed + i;
@@ -140,11 +142,12 @@ try {
     s3Faults.throttled += result.s3Faults.throttled;
     s3Faults.ambiguous += result.s3Faults.ambiguous;
     checkpoints += result.checkpoints;
+    byOutputCommit[result.outputCommit] = (byOutputCommit[result.outputCommit] ?? 0) + 1;
     brokerRestarts += result.brokerRestarts;
     for (const [step, n] of Object.entries(result.crashes)) crashes[step] = (crashes[step] ?? 0) + n;
     if (result.problems.length > 0) {
       failed++;
-      process.stdout.write(`FAILED ${kind} seed ${seed}: ${result.problems.slice(0, 5).join('; ')}\n`);
+      process.stdout.write(`FAILED ${kind} ${result.outputCommit} seed ${seed}: ${result.problems.slice(0, 5).join('; ')}\n`);
     } else if (ran % 10 === 0) {
       process.stdout.write(`${ran} schedules, ${failed} failed\n`);
     }
@@ -160,7 +163,8 @@ process.stdout.write(
   `crashes by step ${JSON.stringify(crashes)}, redelivered batches ${redelivered}, cut batches ${cut}, ` +
     `concurrent runs ${concurrent}, DynamoDB requests throttled ${dynamoFaults.throttled} and answered 503 after ` +
     `succeeding ${dynamoFaults.ambiguous}, S3 requests slowed down ${s3Faults.throttled} and answered 500 after ` +
-    `succeeding ${s3Faults.ambiguous}, checkpoint manifests written ${checkpoints}, broker restarts ${brokerRestarts}\n` +
+    `succeeding ${s3Faults.ambiguous}, checkpoint manifests written ${checkpoints}, broker restarts ${brokerRestarts}, ` +
+    `schedules by output commit ${JSON.stringify(byOutputCommit)}\n` +
     `${ran - failed} passed, ${failed} failed\n`,
 );
 process.exitCode = failed > 0 ? 1 : 0;

@@ -8,6 +8,7 @@ import {
   KafkaSource,
   OffsetResetStrategy,
   OffsetsInitializer,
+  OutputCommit,
   RecordTimestamp,
   seconds,
   SimpleStringSchema,
@@ -51,6 +52,8 @@ export interface OrderTotalsOptions {
   readonly badRecordPolicy?: BadRecordPolicy;
   /** Whether the orders are keyed by category, so that keyBy stays in place (default); else it repartitions. */
   readonly partitionedByRecordKey?: boolean;
+  /** When the EXACTLY_ONCE totals become visible (default at checkpoints). */
+  readonly outputCommit?: OutputCommit;
   /** How orders are read and totals written (default JSON). */
   readonly formats?: { readonly orders: DeserializationSchema<Order>; readonly totals: SerializationSchema<Total> };
 }
@@ -72,10 +75,11 @@ export function orderTotalsPipeline({
   watermarkEmission = WatermarkEmission.perBatch(),
   badRecordPolicy = BadRecordPolicy.fail(),
   partitionedByRecordKey = true,
+  outputCommit = OutputCommit.ON_CHECKPOINT,
   formats = { orders: new JsonDeserializationSchema<Order>(), totals: { serialize: (total) => JSON.stringify(total) } },
 }: OrderTotalsOptions) {
   const env = StreamExecutionEnvironment.create({ name }).setWatermarkEmission(watermarkEmission).setBadRecordPolicy(badRecordPolicy);
-  env.enableCheckpointing(seconds(10)).setParallelism(2);
+  env.enableCheckpointing(seconds(10)).setParallelism(2).getCheckpointConfig().setOutputCommit(outputCommit);
   if (transactionTimeoutMs !== undefined) {
     env.enableCheckpointing(1_000).getCheckpointConfig().setCheckpointTimeout(1_000).setMaxCommitDelay(1_000);
   }

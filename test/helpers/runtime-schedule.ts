@@ -2,7 +2,7 @@
 // runner (`npm run chaos`): produce generated orders, play Lambda's part with crashes at every
 // step boundary, redeliveries and cut batches, run coordinator and commit function now and
 // then, and compare the read_committed output with a plain computation. No vitest here.
-import { seconds } from '../../lib/api/index.js';
+import { OutputCommit, seconds } from '../../lib/api/index.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createDocumentClient, createS3Client, type AwsClientOptions } from '../../lib/aws/clients.js';
@@ -42,6 +42,7 @@ export interface ScheduleEnvironment {
 export interface ScheduleResult {
   readonly seed: number;
   readonly kind: ScheduleKind;
+  readonly outputCommit: OutputCommit;
   readonly stages: number;
   /** What differs from the expected output; empty when the output is exact. */
   readonly problems: string[];
@@ -68,6 +69,13 @@ export interface ScheduleOptions {
   readonly restartBroker?: () => Promise<void>;
   /** A schema registry's URL: orders and totals then go in Avro (test/helpers/avro-orders.ts), not JSON. */
   readonly avroRegistry?: string;
+  /** When the totals become visible; by default {@link outputCommitOf} the seed. */
+  readonly outputCommit?: OutputCommit;
+}
+
+/** Seeds 2 and 3 of every 4 commit per batch, the others at checkpoints: consecutive seeds (whose kinds alternate) get both. */
+export function outputCommitOf(seed: number): OutputCommit {
+  return Math.floor(seed / 2) % 2 === 1 ? OutputCommit.PER_BATCH : OutputCommit.ON_CHECKPOINT;
 }
 
 interface FaultCounts {
@@ -133,7 +141,10 @@ export async function runSchedule(
   const name = uniqueName('eo');
   const input = `${name}-orders`;
   const avro = options.avroRegistry ? await avroOrders(options.avroRegistry, input, `${name}-out`) : undefined;
-  const plan = planPipeline(orderTotalsPipeline({ name, input, brokers, ...SCHEDULE_KINDS[kind], ...(avro ? { formats: avro.formats } : {}) }));
+  const outputCommit = options.outputCommit ?? outputCommitOf(seed);
+  const plan = planPipeline(
+    orderTotalsPipeline({ name, input, brokers, ...SCHEDULE_KINDS[kind], outputCommit, ...(avro ? { formats: avro.formats } : {}) }),
+  );
   await admin.ensureTopics([
     { topic: input, partitions: PARTITIONS },
     { topic: `${name}-out`, partitions: 2 },
@@ -330,6 +341,7 @@ export async function runSchedule(
   return {
     seed,
     kind,
+    outputCommit,
     stages: plan.stages.length,
     problems: [...(unsettled ? [unsettled] : []), ...problems],
     crashes,

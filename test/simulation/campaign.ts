@@ -40,6 +40,7 @@ export function replayCommand(config: ScheduleConfig): string {
   if (config.faultSteps !== drawn.faultSteps) flags.push(`--fault-steps ${config.faultSteps}`);
   if (config.kind !== drawn.kind) flags.push(`--kind ${config.kind}`);
   if (config.restore) flags.push('--restores');
+  if (config.outputCommit !== drawn.outputCommit) flags.push(`--output-commit ${config.outputCommit}`);
   return `npm run simulate -- ${flags.join(' ')}`;
 }
 

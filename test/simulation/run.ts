@@ -5,9 +5,11 @@
 // exactly, and prints its trace. `--no-shrink` reports failing seeds without shrinking them.
 // `--kind one-stage|two-stage|join|broadcast|broadcast-forward` runs every schedule with that
 // pipeline instead of the drawn one. `--restores` lets a tenth of the schedules take a savepoint
-// and restore it mid-run, half of them into a grown source.
+// and restore it mid-run, half of them into a grown source. `--output-commit on-checkpoint|per-batch`
+// runs every schedule with that output commit instead of the drawn one.
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import { OutputCommit } from '../../lib/api/index.js';
 import { SCHEDULE_KINDS, type ScheduleKind } from '../helpers/order-totals-kinds.js';
 import { runCampaign } from './campaign.js';
 import { drawSchedule, simulate } from './world.js';
@@ -24,6 +26,7 @@ const { values } = parseArgs({
     'no-shrink': { type: 'boolean', default: false },
     kind: { type: 'string' },
     restores: { type: 'boolean', default: false },
+    'output-commit': { type: 'string' },
   },
 });
 
@@ -46,12 +49,24 @@ function scheduleKind(text: string | undefined): ScheduleKind | undefined {
   return text as ScheduleKind;
 }
 
+function outputCommit(text: string | undefined): OutputCommit | undefined {
+  if (text === undefined) return undefined;
+  const modes: readonly string[] = Object.values(OutputCommit);
+  if (!modes.includes(text)) {
+    process.stderr.write(`--output-commit takes one of ${modes.join(', ')}, not ${text}\n`);
+    process.exit(2);
+  }
+  return text as OutputCommit;
+}
+
 const kind = scheduleKind(values.kind);
+const commit = outputCommit(values['output-commit']);
 const overrides = {
   ...(kind === undefined ? {} : { kind }),
   ...(values.orders === undefined ? {} : { orders: wholeNumber('orders', values.orders) }),
   ...(values['fault-steps'] === undefined ? {} : { faultSteps: wholeNumber('fault-steps', values['fault-steps']) }),
   ...(values.restores ? { restores: true } : {}),
+  ...(commit === undefined ? {} : { outputCommit: commit }),
 };
 
 if (values.replay !== undefined) {

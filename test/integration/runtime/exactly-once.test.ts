@@ -2,10 +2,12 @@
 // processor, coordinator and commit function drive a one-stage and a two-stage pipeline
 // through crashes at every step, zombies, redeliveries, cut batches, concurrent coordinators
 // and commit functions, DynamoDB and S3 faults; the read_committed output
-// must equal what a plain loop computes (test/helpers/runtime-schedule.ts). Each schedule is
+// must equal what a plain loop computes (test/helpers/runtime-schedule.ts), with output committed
+// at checkpoints or, in half the schedules, per batch (outputCommitOf). Each schedule is
 // reproducible from its seed; `npm run chaos` runs many more, and test/disruptive restarts the
 // broker during schedules.
 import { describe, expect, it } from 'vitest';
+import { OutputCommit } from '../../../lib/api/index.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';
 import { runSchedule, type ScheduleKind, type ScheduleResult } from '../../helpers/runtime-schedule.js';
 
@@ -38,5 +40,6 @@ describe('the fault schedules', () => {
     expect(sum((r) => r.dynamoFaults.ambiguous)).toBeGreaterThan(100);
     expect(sum((r) => r.s3Faults.throttled + r.s3Faults.ambiguous)).toBeGreaterThan(20);
     expect(results.every((r) => r.checkpoints > 0)).toBe(true);
+    expect(results.filter((r) => r.outputCommit === OutputCommit.PER_BATCH)).toHaveLength(SCHEDULES / 2);
   });
 });

@@ -5,6 +5,7 @@ import {
   KafkaSink,
   KafkaSource,
   minutes,
+  OutputCommit,
   SimpleStringSchema,
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
@@ -59,6 +60,19 @@ describe('validation when a pipeline is built', () => {
     expect(plan).toThrow(
       'out: transaction.timeout.ms (900000) must exceed checkpoint interval (300000) + checkpoint timeout (600000) + max commit delay (60000) = 960000, or the broker may abort a transaction before its checkpoint commits it. Raise transaction.timeout.ms (up to the brokers\' transaction.max.timeout.ms), or shorten the checkpoint interval or timeout.',
     );
+  });
+
+  it('the output commit is one of OutputCommit, and reaches the plan', () => {
+    const env = StreamExecutionEnvironment.create({ name: 'commit' });
+    expect(() => env.getCheckpointConfig().setOutputCommit('per-record' as OutputCommit)).toThrow(
+      'Output commit must be OutputCommit.ON_CHECKPOINT or OutputCommit.PER_BATCH, not per-record',
+    );
+    const perBatch = pipeline((input, pipelineEnv) => {
+      pipelineEnv.enableCheckpointing(5_000).getCheckpointConfig().setOutputCommit(OutputCommit.PER_BATCH);
+      input.sinkTo(sink()).name('out');
+    });
+    expect(perBatch().checkpointing.outputCommit).toBe(OutputCommit.PER_BATCH);
+    expect(pipeline((input) => input.sinkTo(sink()).name('out'))().checkpointing.outputCommit).toBe(OutputCommit.ON_CHECKPOINT);
   });
 
   it('EXACTLY_ONCE needs checkpointing', () => {
