@@ -152,7 +152,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function measureLatency(
   contender: Contender,
-  config: Pick<ContenderConfig, 'brokers' | 'guarantee' | 'checkpointIntervalMs' | 'batchSize'> & { readonly topicSuffix: string },
+  config: Pick<ContenderConfig, 'brokers' | 'guarantee' | 'outputCommit' | 'checkpointIntervalMs' | 'batchSize'> & { readonly topicSuffix: string },
   paced: PacedInputOptions,
   warmupMs: number,
 ): Promise<LatencyFigures & { readonly check: string }> {

@@ -8,6 +8,7 @@ import {
   KafkaSource,
   minutes,
   OffsetsInitializer,
+  OutputCommit,
   seconds,
   StreamExecutionEnvironment,
   TumblingEventTimeWindows,
@@ -34,6 +35,8 @@ export interface BenchPipelineOptions {
   readonly output: string;
   readonly guarantee: keyof typeof DeliveryGuarantee;
   readonly checkpointIntervalMs: number;
+  /** When EXACTLY_ONCE sums become visible (default at checkpoints). */
+  readonly outputCommit?: OutputCommit;
   /** How orders are read and sums written (default JSON). */
   readonly formats?: BenchFormats;
 }
@@ -48,9 +51,17 @@ const JSON_FORMATS: BenchFormats = { orders: new JsonDeserializationSchema<Order
 /** Bounded out-of-orderness of the pipeline's watermarks: above the orders' 8 s. */
 export const BENCH_OUT_OF_ORDERNESS_MS = seconds(10);
 
-export function benchPipeline({ brokers, input, output, guarantee, checkpointIntervalMs, formats = JSON_FORMATS }: BenchPipelineOptions): StreamExecutionEnvironment {
+export function benchPipeline({
+  brokers,
+  input,
+  output,
+  guarantee,
+  checkpointIntervalMs,
+  outputCommit = OutputCommit.ON_CHECKPOINT,
+  formats = JSON_FORMATS,
+}: BenchPipelineOptions): StreamExecutionEnvironment {
   const env = StreamExecutionEnvironment.create({ name: `bench-${output}` });
-  env.enableCheckpointing(checkpointIntervalMs);
+  env.enableCheckpointing(checkpointIntervalMs).getCheckpointConfig().setOutputCommit(outputCommit);
   env
     .fromSource(
       KafkaSource.builder<Order>()

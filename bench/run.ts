@@ -14,7 +14,7 @@ import { formatFormatFigures, measureFormats } from './formats.js';
 import { STATE_MERGE_FAN_IN } from '../lib/snapshot/checkpoint-state.js';
 import { barChart, lineChart } from './charts.js';
 import type { ContenderConfig } from './contenders/config.js';
-import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, type Contender } from './contenders/registry.js';
+import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, SLUICE_EO_PER_BATCH, type Contender } from './contenders/registry.js';
 import { costModel, formatCostModel, formatIdleCost, SEED_DEPLOYMENT_IDLE } from './cost-model.js';
 import { formatHandlerAgainstFlink, formatHandlerRows, measureHandlers, type HandlerRow } from './handler.js';
 import { formatColdStart, measureColdStart } from './cold-start.js';
@@ -100,6 +100,7 @@ async function throughputRun(
     records: options.count + topicPartitions,
     expectedWindows: expected.size,
     guarantee: entrant.guarantee,
+    ...(entrant.outputCommit ? { outputCommit: entrant.outputCommit } : {}),
     checkpointIntervalMs: CHECKPOINT_MS,
     batchSize,
     paced: false,
@@ -182,6 +183,11 @@ if (phases.has('throughput')) {
     const eo = throughput.get(`${system} EXACTLY_ONCE`);
     return eo ? ratio(eo, throughput.get(`${system} AT_LEAST_ONCE`)) : 'n/a';
   };
+  /** Per-batch output commit's CPU beside checkpoint-gated: the same input, so CPU seconds compare as CPU per record. */
+  const perBatchCpuLine = () => {
+    const [perBatch, gated] = [throughput.get(SLUICE_EO_PER_BATCH), throughput.get(SLUICE_EO)];
+    return perBatch && gated ? `CPU per record, Sluice EXACTLY_ONCE per batch ÷ at checkpoints: ${(perBatch.cpuS / gated.cpuS).toFixed(2)}` : '';
+  };
   const rows = [...throughput].map(
     ([name, m]) =>
       `| ${name} | ${(inputRecords / m.wallS).toFixed(0)} | ${m.cpuS.toFixed(1)} | ${perCore(m, inputRecords).toFixed(0)} | ` +
@@ -205,6 +211,8 @@ ${rows.join('\n')}
 
 **Exactly-once overhead** (records/s per core, EXACTLY_ONCE ÷ AT_LEAST_ONCE): Sluice ${eoOverhead('Sluice')},
 Flink ${eoOverhead('Flink')}.
+
+${perBatchCpuLine()}
 
 Sluice EXACTLY_ONCE, AWS requests: DynamoDB ${per1000('DynamoDB.')} and S3 ${per1000('S3.')} per 1,000 records;
 ${checkpoints} checkpoints, and ${perCheckpoint} S3 PUTs a checkpoint over the run — almost all of them the invocations' state
@@ -253,7 +261,14 @@ if (phases.has('latency')) {
     process.stdout.write(`${entrant.name}, paced... `);
     const figures = await measureLatency(
       entrant,
-      { brokers, guarantee: entrant.guarantee, checkpointIntervalMs: CHECKPOINT_MS, batchSize: BATCH, topicSuffix: `${run}-${topics++}` },
+      {
+        brokers,
+        guarantee: entrant.guarantee,
+        ...(entrant.outputCommit ? { outputCommit: entrant.outputCommit } : {}),
+        checkpointIntervalMs: CHECKPOINT_MS,
+        batchSize: BATCH,
+        topicSuffix: `${run}-${topics++}`,
+      },
       paced,
       LATENCY.warmupMs,
     );
@@ -261,6 +276,8 @@ if (phases.has('latency')) {
     say(`p50 ${figures.p50} ms, p99 ${figures.p99} ms, ${figures.check}`);
   }
   const rows = [...latency].map(([name, f]) => `| ${name} | ${f.p50} | ${f.p99} | ${f.max} | ${f.samples} | ${f.check} |`);
+  const [perBatch, atLeastOnce] = [latency.get(SLUICE_EO_PER_BATCH), latency.get('Sluice AT_LEAST_ONCE')];
+  const perBatchLine = perBatch && atLeastOnce ? `\n\nSluice EXACTLY_ONCE per batch p99 − Sluice AT_LEAST_ONCE p99: ${perBatch.p99 - atLeastOnce.p99} ms` : '';
   sections.push(`## End-to-end latency
 
 ${(LATENCY.rate * LATENCY.seconds).toLocaleString('en')} orders produced at ${LATENCY.rate.toLocaleString('en')} a second while each contender runs (event time moves
@@ -270,11 +287,12 @@ order 10 s of event time (the out-of-orderness bound) past the window's end — 
 read_committed reader polling every 10 ms first sees it; a copied record's (kafkajs raw), from
 its own send. Outputs whose input was sent in the first ${LATENCY.warmupMs / 1_000} s are left out (warm-up).
 Checkpoints every ${CHECKPOINT_MS / 1_000} s: an exactly-once sink's output becomes visible when the checkpoint that
-covers it commits, so its latency follows the checkpoint interval.
+covers it commits, so its latency follows the checkpoint interval — except Sluice's with
+\`OutputCommit.PER_BATCH\`, where each invocation commits its own transaction once its state is durable.
 
 | contender | p50 ms | p99 ms | max ms | samples | output |
 | --- | --- | --- | --- | --- | --- |
-${rows.join('\n')}
+${rows.join('\n')}${perBatchLine}
 
 ![p99 latency](latency.svg)`);
   charts.set('latency.svg', barChart('End-to-end latency p99 (ms), paced input', [...latency].map(([label, f]) => ({ label, value: f.p99 })), ' ms'));

@@ -1,4 +1,5 @@
 // What bench/run.ts hands each contender (as JSON in argv[2]), and what it prints back.
+import type { OutputCommit } from '../../lib/api/index.js';
 import { printResult, readJsonArgument } from '../child-io.js';
 
 export interface ContenderConfig {
@@ -12,6 +13,8 @@ export interface ContenderConfig {
   readonly expectedWindows: number;
   readonly guarantee: 'NONE' | 'AT_LEAST_ONCE' | 'EXACTLY_ONCE';
   readonly checkpointIntervalMs: number;
+  /** Sluice's: when EXACTLY_ONCE output becomes visible (default at checkpoints). */
+  readonly outputCommit?: OutputCommit;
   readonly batchSize: number;
   /**
    * The input arrives while the contender runs (the latency runs): a contender that stops at

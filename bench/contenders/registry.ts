@@ -8,6 +8,8 @@ import type { ContenderConfig } from './config.js';
 export interface Contender {
   readonly name: string;
   readonly guarantee: ContenderConfig['guarantee'];
+  /** Sluice's output commit, when not at checkpoints. */
+  readonly outputCommit?: ContenderConfig['outputCommit'];
   /** Whether it writes window sums (checked against the expected ones) or copies records. */
   readonly sums: boolean;
   /** Whether it stops by itself on a paced input, once it has written everything (Flink's job runs on). */
@@ -54,6 +56,7 @@ const flink = (config: ContenderConfig) => [
 
 export const RAW = 'kafkajs raw (no state, no guarantee)';
 export const SLUICE_EO = 'Sluice EXACTLY_ONCE';
+export const SLUICE_EO_PER_BATCH = 'Sluice EXACTLY_ONCE per batch';
 export const FLINK_EO = 'Flink EXACTLY_ONCE';
 
 export const contenders: readonly Contender[] = [
@@ -62,6 +65,14 @@ export const contenders: readonly Contender[] = [
   { name: 'Sluice NONE', guarantee: 'NONE', sums: true, stopsWhenPaced: true, command: node('bench/contenders/sluice.ts') },
   { name: 'Sluice AT_LEAST_ONCE', guarantee: 'AT_LEAST_ONCE', sums: true, stopsWhenPaced: true, command: node('bench/contenders/sluice.ts') },
   { name: SLUICE_EO, guarantee: 'EXACTLY_ONCE', sums: true, stopsWhenPaced: true, command: node('bench/contenders/sluice.ts') },
+  {
+    name: SLUICE_EO_PER_BATCH,
+    guarantee: 'EXACTLY_ONCE',
+    outputCommit: 'per-batch',
+    sums: true,
+    stopsWhenPaced: true,
+    command: node('bench/contenders/sluice.ts'),
+  },
   { name: 'Flink AT_LEAST_ONCE', guarantee: 'AT_LEAST_ONCE', sums: true, stopsWhenPaced: false, command: flink },
   { name: FLINK_EO, guarantee: 'EXACTLY_ONCE', sums: true, stopsWhenPaced: false, command: flink },
 ];
