@@ -10,10 +10,10 @@ import { WatermarkEmission, WatermarkStrategy } from './watermark.js';
  *   checkpoint interval or so after it was written.
  * - `PER_BATCH` (Kafka Streams' shape): as soon as the invocation that wrote it has made its
  *   state and offset durable — the latency of a batch. Each invocation then ends its own
- *   transaction, in epoch order after its shard's earlier ones; checkpoints still make the
- *   snapshots that savepoints, restores and rollbacks use. A restore from a savepoint replays,
- *   and writes again, the output made visible after it (as Flink's does for output committed
- *   after the savepoint).
+   *   transaction, in epoch order after its shard's earlier ones; checkpoints still make the
+ *   snapshots that savepoints, restores and rollbacks use. A savepoint must then wait for a
+ *   checkpoint that covers everything processed, since output past it is visible already:
+ *   `sluice savepoint` and `sluice restore` refuse otherwise.
  */
 export const OutputCommit = {
   ON_CHECKPOINT: 'on-checkpoint',

@@ -1,4 +1,5 @@
 import type { TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
+import type { TransactionLostError } from '../kafka/errors.js';
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import type { ShardRef, ShardStore } from '../state/shard-store.js';
@@ -12,7 +13,6 @@ import {
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import {
-  CheckpointTransactionLostError,
   commitInEpochOrder,
   markedCommitted,
   pendingRollback,
@@ -278,6 +278,24 @@ async function restOrWake(options: CoordinatorOptions, record: CoordinatorRecord
   // Awake now, with its resting state forgotten: this run cannot go to rest again.
   return runCoordinator(options);
 }
+
+/** A pre-committed transaction was lost: its shard must roll back to the checkpoint before and replay. */
+export class CheckpointTransactionLostError extends Error {
+  override readonly name = 'CheckpointTransactionLostError';
+
+  constructor(
+    readonly shard: ShardRef,
+    readonly checkpoint: number,
+    override readonly cause: TransactionLostError,
+  ) {
+    super(
+      `Checkpoint ${checkpoint}, shard ${shard.stage}/${shard.shard}: ${cause.message} The shard must be rolled back to ` +
+        `checkpoint ${checkpoint - 1} and replayed.`,
+      { cause },
+    );
+  }
+}
+
 
 export interface CommitFunctionOptions {
   readonly plan: Plan;

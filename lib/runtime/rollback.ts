@@ -76,24 +76,6 @@ export function rollbacksPending(record: CoordinatorRecord): boolean {
   return (record.rollbacks ?? []).some((request) => !request.done);
 }
 
-/** A pre-committed transaction was lost: its shard must roll back to the checkpoint before and replay. */
-export class CheckpointTransactionLostError extends Error {
-  override readonly name = 'CheckpointTransactionLostError';
-
-  constructor(
-    readonly shard: ShardRef,
-    readonly checkpoint: number,
-    override readonly cause: TransactionLostError,
-  ) {
-    super(
-      `Checkpoint ${checkpoint}, shard ${shard.stage}/${shard.shard}: ${cause.message} The shard must be rolled back to ` +
-        `checkpoint ${checkpoint - 1} and replayed.`,
-      { cause },
-    );
-  }
-}
-
-
 /** What {@link commitInEpochOrder} got through. */
 export interface EpochOrderCommit {
   /** The transactions now committed (by this call or before), in epoch order. */
