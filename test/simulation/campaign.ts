@@ -41,6 +41,7 @@ export function replayCommand(config: ScheduleConfig): string {
   if (config.kind !== drawn.kind) flags.push(`--kind ${config.kind}`);
   if (config.restore) flags.push('--restores');
   if (config.outputCommit !== drawn.outputCommit) flags.push(`--output-commit ${config.outputCommit}`);
+  if (config.tickGrace !== drawn.tickGrace) flags.push(config.tickGrace ? '--tick-grace' : '--no-tick-grace');
   return `npm run simulate -- ${flags.join(' ')}`;
 }
 

@@ -6,7 +6,8 @@
 // `--kind one-stage|two-stage|join|broadcast|broadcast-forward` runs every schedule with that
 // pipeline instead of the drawn one. `--restores` lets a tenth of the schedules take a savepoint
 // and restore it mid-run, half of them into a grown source. `--output-commit on-checkpoint|per-batch`
-// runs every schedule with that output commit instead of the drawn one.
+// runs every schedule with that output commit instead of the drawn one; `--tick-grace` and
+// `--no-tick-grace` make every schedule's coordinator tick lagging shards after a period, or at once.
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { OutputCommit } from '../../lib/api/index.js';
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     kind: { type: 'string' },
     restores: { type: 'boolean', default: false },
     'output-commit': { type: 'string' },
+    'tick-grace': { type: 'boolean' },
+    'no-tick-grace': { type: 'boolean' },
   },
 });
 
@@ -67,6 +70,7 @@ const overrides = {
   ...(values['fault-steps'] === undefined ? {} : { faultSteps: wholeNumber('fault-steps', values['fault-steps']) }),
   ...(values.restores ? { restores: true } : {}),
   ...(commit === undefined ? {} : { outputCommit: commit }),
+  ...(values['tick-grace'] ? { tickGrace: true } : values['no-tick-grace'] ? { tickGrace: false } : {}),
 };
 
 if (values.replay !== undefined) {

@@ -40,8 +40,8 @@ const PINNED_RESTORES = [
   { hole: "idle shards following their stage's active watermark, which stays below their timers", seed: 1122 },
 ];
 
-/** The pinned seeds were found before schedules drew per-batch output commit: they run as they were found. */
-const AS_FOUND = { outputCommit: OutputCommit.ON_CHECKPOINT };
+/** The pinned seeds were found before schedules drew per-batch output commit and the tick grace: they run as they were found. */
+const AS_FOUND = { outputCommit: OutputCommit.ON_CHECKPOINT, tickGrace: false };
 
 describe('the deterministic simulation', () => {
   it(`holds every invariant over ${SCHEDULES.toLocaleString('en')} seeded schedules`, async () => {

@@ -61,6 +61,11 @@ export interface ScheduleConfig {
   readonly restore: { readonly at: number; readonly addPartitions: number } | undefined;
   /** When the EXACTLY_ONCE output becomes visible: at checkpoints, or as each invocation commits (per batch). */
   readonly outputCommit: OutputCommit;
+  /**
+   * The coordinator ticks a lagging shard only once the checkpoint has been in flight for its
+   * period, as deployed (`tickAfterMs`), instead of at once.
+   */
+  readonly tickGrace: boolean;
 }
 
 /** What a campaign or a replay sets instead of drawing it; `restores` lets a tenth of the seeds draw a mid-run restore. */
@@ -92,6 +97,7 @@ export function drawSchedule(seed: number, { restores = false, ...overrides }: S
     watermarkEveryRecords: emissionOf(seed),
     restore: undefined,
     outputCommit: outputCommitOf(seed),
+    tickGrace: tickGraceOf(seed),
   };
   const config = { ...drawn, ...focusOf(seed, drawn.faults), ...overrides };
   const restore = restores ? restoreOf(seed) : undefined;
@@ -116,6 +122,15 @@ function restoreOf(seed: number): ScheduleConfig['restore'] {
  */
 function outputCommitOf(seed: number): OutputCommit {
   return seededRandom(seed * 6_151 + 29)() < 0.5 ? OutputCommit.PER_BATCH : OutputCommit.ON_CHECKPOINT;
+}
+
+/**
+ * A third of the schedules tick lagging shards only after a period's grace, as the deployed
+ * coordinator and offline mode do. Drawn from a stream of its own; the pinned seeds tick at once,
+ * as they were found.
+ */
+function tickGraceOf(seed: number): boolean {
+  return seededRandom(seed * 4_409 + 11)() < 1 / 3;
 }
 
 /**
@@ -330,7 +345,16 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
           if (random() < 0.5) await ticked;
         };
         const wasAsleep = (await coordinatorStore.inspect()).asleep === true;
-        const { outcome, record } = await runCoordinator({ plan, store, coordinator: coordinatorStore, shards, tick, clock: sim.clock, snapshots });
+        const { outcome, record } = await runCoordinator({
+          plan,
+          store,
+          coordinator: coordinatorStore,
+          shards,
+          tick,
+          clock: sim.clock,
+          snapshots,
+          ...(config.tickGrace ? { tickAfterMs: coordinatorEvery } : {}),
+        });
         if (outcome === 'completed') counts.checkpoints++;
         // Each rest but a schedule's last is ended by a batch that woke the coordinator.
         if (outcome === 'asleep' && !wasAsleep) counts.rests++;
