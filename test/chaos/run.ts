@@ -1,4 +1,4 @@
-// `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60] [--orders 3000] [--restart-broker] [--kinds join,broadcast] [--avro]`:
+// `npm run chaos -- --schedules 2000 [--seed 1] [--minutes 60] [--orders 3000] [--restart-broker] [--restores] [--kinds join,broadcast] [--avro]`:
 // runs fault schedules of the serverless runtime (test/helpers/runtime-schedule.ts), taking the
 // pipelines of --kinds in turn (one-stage and two-stage unless it says otherwise), against the local broker (or KAFKA_BROKERS), an embedded
 // dynalite and s3rver; with --restart-broker, the local broker (the one on KAFKA_BROKERS' port,
@@ -6,6 +6,7 @@
 // With --avro, orders and totals go in Avro through the schema registry (SCHEMA_REGISTRY_URL, else
 // the local one), the orders' schema evolving mid-stream (test/helpers/avro-orders.ts).
 // Seeds 2 and 3 of every 4 commit their output per batch (OutputCommit.PER_BATCH), the others at checkpoints.
+// With --restores, each schedule takes a savepoint in its third round of deliveries and restores it.
 // With --offline-kills, the schedules are process-level instead (test/helpers/offline-kill-schedule.ts):
 // `sluice offline` running the seed example is SIGKILLed two to four times at random moments,
 // alternately during steady input from a separate producer and during a backlog.
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     'restart-broker': { type: 'boolean', default: false },
     'offline-kills': { type: 'boolean', default: false },
     avro: { type: 'boolean', default: false },
+    restores: { type: 'boolean', default: false },
     kinds: { type: 'string', default: 'one-stage,two-stage' },
   },
 });
@@ -108,6 +110,7 @@ const scheduleOptions = {
   orders: Number(values.orders),
   ...(values['restart-broker'] ? { restartBroker } : {}),
   ...(registry ? { avroRegistry: registry.url } : {}),
+  ...(values.restores ? { restore: true } : {}),
 };
 let brokerRestarts = 0;
 const admin = new KafkaAdmin({ brokers });
@@ -123,6 +126,7 @@ const dynamoFaults = { throttled: 0, ambiguous: 0 };
 const s3Faults = { throttled: 0, ambiguous: 0 };
 let checkpoints = 0;
 const byOutputCommit: Record<string, number> = {};
+let restores = 0;
 try {
   for (let i = 0; i < schedules && Date.now() < deadline; i++) {
     const seed = firstSeed + i;
@@ -143,6 +147,7 @@ try {
     s3Faults.ambiguous += result.s3Faults.ambiguous;
     checkpoints += result.checkpoints;
     byOutputCommit[result.outputCommit] = (byOutputCommit[result.outputCommit] ?? 0) + 1;
+    restores += result.restores;
     brokerRestarts += result.brokerRestarts;
     for (const [step, n] of Object.entries(result.crashes)) crashes[step] = (crashes[step] ?? 0) + n;
     if (result.problems.length > 0) {
@@ -164,7 +169,7 @@ process.stdout.write(
     `concurrent runs ${concurrent}, DynamoDB requests throttled ${dynamoFaults.throttled} and answered 503 after ` +
     `succeeding ${dynamoFaults.ambiguous}, S3 requests slowed down ${s3Faults.throttled} and answered 500 after ` +
     `succeeding ${s3Faults.ambiguous}, checkpoint manifests written ${checkpoints}, broker restarts ${brokerRestarts}, ` +
-    `schedules by output commit ${JSON.stringify(byOutputCommit)}\n` +
+    `schedules by output commit ${JSON.stringify(byOutputCommit)}, savepoints restored mid-run ${restores}\n` +
     `${ran - failed} passed, ${failed} failed\n`,
 );
 process.exitCode = failed > 0 ? 1 : 0;

@@ -13,13 +13,15 @@ import { planPipeline } from '../../lib/plan/planner.js';
 import { planTopics } from '../../lib/plan/topics.js';
 import { commitCompletedCheckpoints, listShards, runCoordinator, type ShardTarget } from '../../lib/runtime/coordinator.js';
 import { Processor, type ProcessorStep } from '../../lib/runtime/processor.js';
+import { wakeCoordinator } from '../../lib/runtime/quiescence.js';
+import { restoreSnapshot, SavepointNotReadyError, writeSavepoint } from '../../lib/runtime/savepoints.js';
 import { DynamoCoordinatorStore, type CoordinatorRecord } from '../../lib/state/coordinator-store.js';
 import { DynamoShardStore, ensureStateTable } from '../../lib/state/dynamodb-shard-store.js';
 import { ShardFencedError } from '../../lib/state/shard-store.js';
 import { avroOrders } from './avro-orders.js';
 import { consumeTopic, uniqueName } from './kafka-io.js';
 import { compareOutput, expectedOutput, resultKey, SCHEDULE_KINDS, type ScheduleKind } from './order-totals-kinds.js';
-import { closingOrders, generateOrders, seededRandom } from './orders.js';
+import { closingOrders, closingOrdersOnEveryPartition, generateOrders, seededRandom } from './orders.js';
 import { orderTotalsPipeline, type Total } from './pipelines.js';
 
 export type { ScheduleKind } from './order-totals-kinds.js';
@@ -44,6 +46,8 @@ export interface ScheduleResult {
   readonly kind: ScheduleKind;
   readonly outputCommit: OutputCommit;
   readonly stages: number;
+  /** Savepoints restored mid-run (0 or 1). */
+  readonly restores: number;
   /** What differs from the expected output; empty when the output is exact. */
   readonly problems: string[];
   readonly crashes: Partial<Record<ProcessorStep, number>>;
@@ -71,7 +75,16 @@ export interface ScheduleOptions {
   readonly avroRegistry?: string;
   /** When the totals become visible; by default {@link outputCommitOf} the seed. */
   readonly outputCommit?: OutputCommit;
+  /**
+   * Takes a savepoint in the third round of deliveries and restores it, as an operator does:
+   * deliveries stopped, the coordinator run until a savepoint can be taken, the restore, and
+   * the deliveries go on from where the trigger was (the restored shards read the gap).
+   */
+  readonly restore?: boolean;
 }
+
+/** The coordinator runs a savepoint gets to wait for a committed checkpoint, a rollback's end, or a checkpoint that covers per-batch output. */
+const SAVEPOINT_ATTEMPTS = 20;
 
 /** Seeds 2 and 3 of every 4 commit per batch, the others at checkpoints: consecutive seeds (whose kinds alternate) get both. */
 export function outputCommitOf(seed: number): OutputCommit {
@@ -152,10 +165,13 @@ export async function runSchedule(
   ]);
   const orders = generateOrders({ count: options.orders ?? 3_000, seed, categories: 6 });
   const producer = createRecordWriter('AT_LEAST_ONCE', { brokers });
+  // A restore moves each key's state to the partition Kafka's default partitioner gives the key,
+  // and refuses records past the snapshot that sit elsewhere: with one, orders go where it puts them.
+  const closing = options.restore ? closingOrdersOnEveryPartition(orders, PARTITIONS) : closingOrders(orders, PARTITIONS);
   await producer.write(
-    [...orders, ...closingOrders(orders, PARTITIONS)].map(({ late: _late, ...order }, index, all) => ({
+    [...orders, ...closing].map(({ late: _late, ...order }, index, all) => ({
       topic: input,
-      partition: Number(order.category.split('-')[1]) % PARTITIONS,
+      ...(options.restore ? {} : { partition: Number(order.category.split('-')[1]) % PARTITIONS }),
       key: order.category,
       value: avro ? avro.encode(order, index, all.length) : JSON.stringify(order),
     })),
@@ -257,6 +273,33 @@ export async function runSchedule(
   };
   let brokerRestarts = 0;
   let rounds = 0;
+  let restores = 0;
+  /** The operator's savepoint and restore, with the deliveries stopped (see {@link ScheduleOptions.restore}). */
+  const restoreMidRun = async () => {
+    const savepoint = `mid-run-${seed}`;
+    const savepointOptions = { plan, store, coordinator, committer, snapshots, shards, clock };
+    for (let attempt = 0; ; attempt++) {
+      // A savepoint saves the latest committed checkpoint: the operator waits for one.
+      if ((await retried('coordinator record', () => coordinator.get())).committed === 0 && attempt < SAVEPOINT_ATTEMPTS) {
+        await coordinate();
+        continue;
+      }
+      try {
+        await bounded('the savepoint', writeSavepoint(savepointOptions, savepoint));
+        step('savepoint: done');
+        break;
+      } catch (error) {
+        if (!(error instanceof SavepointNotReadyError) || attempt === SAVEPOINT_ATTEMPTS) throw error;
+        step(`savepoint: ${error.message}`);
+        await coordinate();
+      }
+    }
+    const abortTransactionsOf = (target: ShardTarget) => processor.abortTransactionsOf(target);
+    await bounded('the restore', restoreSnapshot({ ...savepointOptions, reader, abortTransactionsOf }, { savepoint }));
+    await bounded('the coordinator to wake', wakeCoordinator(coordinator, undefined));
+    step('restore: done');
+    restores++;
+  };
 
   let unsettled: string | undefined;
   const positions = new Map(shards.map((target) => [target, 0]));
@@ -298,6 +341,7 @@ export async function runSchedule(
         brokerRestarts++;
         await options.restartBroker();
       }
+      if (options.restore && rounds === 3) await restoreMidRun();
       if (delivered === 0 || random() < 0.3) await coordinate();
       quietRounds = delivered === 0 ? quietRounds + 1 : 0;
     }
@@ -352,6 +396,7 @@ export async function runSchedule(
     s3Faults,
     checkpoints: (await listCheckpoints(snapshots)).length,
     brokerRestarts,
+    restores,
     retriedErrors,
   };
 }
