@@ -53,7 +53,13 @@ const REVERTS: readonly Revert[] = [
   {
     // Before, the invocation failed, until the checkpoint its own slot waited for completed.
     fix: 'a busy slot only acknowledging',
-    edits: [{ file: 'lib/runtime/processor.ts', find: '(p) => p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),', replace: "(p) => { if (p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch)) throw new Error('busy slot'); return false; }," }],
+    edits: [
+      {
+        file: 'lib/runtime/processor.ts',
+        find: '(p) => !this.knownCommitted(p) && p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),',
+        replace: "(p) => { if (!this.knownCommitted(p) && p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch)) throw new Error('busy slot'); return false; },",
+      },
+    ],
   },
   {
     fix: "a rolled-back stage's held committed watermark (hole 3)",
