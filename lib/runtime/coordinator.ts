@@ -296,7 +296,6 @@ export class CheckpointTransactionLostError extends Error {
   }
 }
 
-
 export interface CommitFunctionOptions {
   readonly plan: Plan;
   readonly store: ShardStore;

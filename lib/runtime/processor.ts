@@ -398,8 +398,8 @@ export class Processor {
       this.options.kafka.committer,
       pending.filter((p) => !this.knownCommitted(p)),
     );
-    const committedNow = new Set(committed.map(({ handle }) => handleKey(handle)));
-    const settled = pending.map((p): PendingTransaction => (this.knownCommitted(p) || committedNow.has(handleKey(p.handle)) ? { ...p, committed: true } : p));
+    const committedNow = new Set(committed);
+    const settled = pending.map((p): PendingTransaction => (this.knownCommitted(p) || committedNow.has(p) ? { ...p, committed: true } : p));
     return { settled, inOrder: lost === undefined };
   }
 
