@@ -67,16 +67,31 @@ async function setUp(outputCommit: OutputCommit, options: RuntimeOptions = {}) {
     await writer.write(orders.map((o) => ({ topic: input, partition: 0, key: o.category, value: JSON.stringify(o) })));
     await writer.close();
   };
-  const visible = async () => {
-    const { records } = await reader.readAvailable(`${name}-out`, 0, 0, 1_000);
-    return sortedTotals(records.map((r) => JSON.parse(r.value?.toString('utf8') ?? '') as Total));
+  const output = `${name}-out`;
+  const readCommitted = async () => {
+    const { records, next } = await reader.readAvailable(output, 0, 0, 1_000);
+    return { totals: sortedTotals(records.map((r) => JSON.parse(r.value?.toString('utf8') ?? '') as Total)), next };
+  };
+  /**
+   * What read_committed readers see once no transaction is open on the output. A commit returns
+   * once the transaction coordinator has logged it; the partition learns of it from a marker
+   * sent after, so its records become readable a moment later.
+   */
+  const settledOutput = async () => {
+    await expect.poll(async () => (await readCommitted()).next === (await reader.logEnd(output, 0)), { timeout: 10_000, interval: 50 }).toBe(true);
+    return (await readCommitted()).totals;
+  };
+  /** Nothing readable, though records were written: they wait in an open transaction. */
+  const writtenButInvisible = async () => {
+    expect(await reader.logEnd(output, 0)).toBeGreaterThan(0);
+    expect((await readCommitted()).totals).toEqual([]);
   };
   const close = async () => {
     await reader.close();
     await driver.close();
     await runtime.close();
   };
-  return { runtime, driver, start, produce, visible, close };
+  return { runtime, driver, start, produce, settledOutput, writtenButInvisible, close };
 }
 
 /** `count` orders from the `from`th on, ten seconds apart from `start`, alternating two categories. */
@@ -93,32 +108,32 @@ const watermarkAfter = (orders: readonly Order[]) => Math.max(...orders.map((o) 
 
 describe('when EXACTLY_ONCE output becomes visible', () => {
   it('per batch: as soon as the invocation returns, with no checkpoint committed', async () => {
-    const { runtime, driver, start, produce, visible, close } = await setUp(OutputCommit.PER_BATCH);
+    const { runtime, driver, start, produce, settledOutput, close } = await setUp(OutputCommit.PER_BATCH);
     try {
       const orders = ordersOver(start, 0, 24);
       await produce(orders);
       await driver.drain();
       const expected = closedTotals(orders, watermarkAfter(orders));
       expect(expected.length).toBeGreaterThanOrEqual(4);
-      expect(await visible()).toEqual(expected);
+      expect(await settledOutput()).toEqual(expected);
       expect((await runtime.coordinator.get()).committed).toBe(0);
       // The checkpoint that covers it finds it committed, and writes nothing twice.
       await driver.checkpoint();
-      expect(await visible()).toEqual(expected);
+      expect(await settledOutput()).toEqual(expected);
     } finally {
       await close();
     }
   }, 120_000);
 
   it('at checkpoints: only once the checkpoint that covers it commits', async () => {
-    const { driver, start, produce, visible, close } = await setUp(OutputCommit.ON_CHECKPOINT);
+    const { driver, start, produce, settledOutput, writtenButInvisible, close } = await setUp(OutputCommit.ON_CHECKPOINT);
     try {
       const orders = ordersOver(start, 0, 24);
       await produce(orders);
       await driver.drain();
-      expect(await visible()).toEqual([]);
+      await writtenButInvisible();
       await driver.checkpoint();
-      expect(await visible()).toEqual(closedTotals(orders, watermarkAfter(orders)));
+      expect(await settledOutput()).toEqual(closedTotals(orders, watermarkAfter(orders)));
     } finally {
       await close();
     }
@@ -126,7 +141,7 @@ describe('when EXACTLY_ONCE output becomes visible', () => {
 
   it('per batch: a transaction left by an invocation that died after its shard commit is committed by the next, before its own', async () => {
     let crashes = 1;
-    const { driver, start, produce, visible, close } = await setUp(OutputCommit.PER_BATCH, {
+    const { driver, start, produce, settledOutput, writtenButInvisible, close } = await setUp(OutputCommit.PER_BATCH, {
       onStep: (step) => {
         if (step === 'committed' && crashes-- > 0) throw new Error('injected crash after the shard commit');
       },
@@ -136,14 +151,14 @@ describe('when EXACTLY_ONCE output becomes visible', () => {
       await produce(first);
       await expect(driver.drain()).rejects.toThrow('injected crash');
       // Durable in the shard record, but its transaction is still open.
-      expect(await visible()).toEqual([]);
+      await writtenButInvisible();
       const second = ordersOver(start, 24, 12);
       await produce(second);
       await driver.drain();
       const all = [...first, ...second];
-      expect(await visible()).toEqual(closedTotals(all, watermarkAfter(all)));
+      expect(await settledOutput()).toEqual(closedTotals(all, watermarkAfter(all)));
       await driver.checkpoint();
-      expect(await visible()).toEqual(closedTotals(all, watermarkAfter(all)));
+      expect(await settledOutput()).toEqual(closedTotals(all, watermarkAfter(all)));
     } finally {
       await close();
     }
