@@ -91,7 +91,7 @@ export function coordinatorHandler(
     if (outcome === 'completed' || record.completed > record.committed) await commit();
     const now = clock();
     const checkpointAgeMs = now - record.completedAt;
-    const next = nextRunInMs(record, plan.checkpointing, now);
+    const next = nextRunInMs(record, plan.checkpointing, now, shards.length);
     if (outcome !== 'completed') return { outcome, checkpoint: record.triggered, requests, checkpointAgeMs, nextRunInMs: next };
     return { outcome, checkpoint: record.completed, requests, checkpointAgeMs, checkpointDurationMs: record.completedAt - record.triggeredAt, nextRunInMs: next };
   };

@@ -1,5 +1,4 @@
-import type { CoordinatorRecord } from '../state/coordinator-store.js';
-import { nextCheckpointDueAt, type CheckpointTiming } from './coordinator.js';
+import { nextCheckpointDueAt, type CheckpointTiming, type CoordinatorRecord } from '../state/coordinator-store.js';
 
 /**
  * How often the coordinator runs at most apart: a quarter of the checkpoint interval, between
@@ -9,19 +8,26 @@ export function coordinatorPeriodMs(checkpointIntervalMs: number): number {
   return Math.min(1_000, Math.max(100, checkpointIntervalMs / 4));
 }
 
-/** How often the coordinator looks again while a checkpoint is in flight. */
-export const COMPLETION_POLL_MS = 100;
+/**
+ * How often the coordinator looks again while a checkpoint is in flight: every 25 ms, so that it
+ * completes soon after its last shard acknowledges it, or every millisecond per shard for more
+ * than 25 shards, up to 100 ms, since each look reads every shard record: at most about a
+ * thousand reads a second, for the fraction of a second a checkpoint is in flight.
+ */
+export function completionPollMs(shardCount: number): number {
+  return Math.min(100, Math.max(25, shardCount));
+}
 
 /**
- * When the coordinator should run next, within its period: every {@link COMPLETION_POLL_MS}
- * while a checkpoint is in flight, so that it completes soon after its last shard acknowledges
- * it, and otherwise when the next checkpoint is due, so that it is triggered on time. Neither
- * waits for the period, which would add up to a period each to the latency of EXACTLY_ONCE output.
+ * When the coordinator should run next, within its period: every {@link completionPollMs}
+ * while a checkpoint is in flight, and otherwise when the next checkpoint is due, so that it is
+ * triggered on time. Neither waits for the period, which would add up to a period each to the
+ * latency of EXACTLY_ONCE output.
  */
-export function nextRunInMs(record: CoordinatorRecord, checkpointing: CheckpointTiming, now: number): number {
+export function nextRunInMs(record: CoordinatorRecord, checkpointing: CheckpointTiming, now: number, shardCount: number): number {
   const period = coordinatorPeriodMs(checkpointing.intervalMs);
   if (record.asleep === true || checkpointing.intervalMs <= 0) return period;
-  if (record.triggered > record.completed) return Math.min(period, COMPLETION_POLL_MS);
+  if (record.triggered > record.completed) return Math.min(period, completionPollMs(shardCount));
   return Math.min(period, Math.max(0, nextCheckpointDueAt(record, checkpointing) - now));
 }
 

@@ -1,12 +1,14 @@
 import type { TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
 import type { TransactionLostError } from '../kafka/errors.js';
 import type { Plan } from '../plan/plan.js';
-import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
+import { nextCheckpointDueAt, type CoordinatorRecord, type CoordinatorStore, type RollbackRequest } from '../state/coordinator-store.js';
 import type { ShardRef, ShardStore } from '../state/shard-store.js';
 import {
   baseManifest,
   checkpointManifestKey,
   compactShardState,
+  mergeOverdue,
+  readManifest,
   sameShard,
   writeManifest,
   type ManifestShard,
@@ -103,12 +105,14 @@ async function writeCheckpointManifest(
   const { plan, snapshots } = options;
   const checkpoint = record.triggered;
   const previous = await baseManifest(snapshots, record.completed);
-  // Each shard's merges side by side: the checkpoint, and so the visibility of its output, waits for them.
+  // The commit function merges the chains after the commit (compactCommittedManifest). Merges
+  // left overdue run here, each shard's side by side, since the checkpoint's output waits for them.
   const entries = await Promise.all(
     [...progress].map(async ([target, shardProgress]): Promise<ManifestShard | undefined> => {
       if (!shardProgress) return undefined;
       const before = previous?.shards.find((entry) => sameShard(entry, target))?.state ?? [];
       const covered = shardProgress.deltas.filter((d) => d.checkpoint > record.completed && d.checkpoint <= checkpoint);
+      const chain = [...before, ...covered.map((d) => d.object)];
       const position = shardProgress.position;
       return {
         ...target,
@@ -118,12 +122,7 @@ async function writeCheckpointManifest(
         // Only what this checkpoint commits: older handles may still be pending in the record, but
         // they are committed, and their ids may have been reused since.
         transactions: shardProgress.pending.filter((p) => p.checkpoint > record.committed && p.checkpoint <= checkpoint).map((p) => p.handle),
-        state: await compactShardState(
-          snapshots,
-          shardRefOf(plan, target),
-          [...before, ...covered.map((d) => d.object)],
-          plan.maxParallelism,
-        ),
+        state: mergeOverdue(before) ? await compactShardState(snapshots, shardRefOf(plan, target), chain, plan.maxParallelism) : chain,
       };
     }),
   );
@@ -136,6 +135,23 @@ async function writeCheckpointManifest(
     watermarks,
     shards,
   });
+}
+
+/**
+ * Rewrites a committed checkpoint's manifest with each shard's state chain merged: the same cut
+ * (positions, transactions, watermarks, and the state the chains merge to) in fewer objects. A
+ * late or second run writes the same cut again, and objects are never deleted, so a reader of
+ * the manifest gets a valid chain whichever write it sees.
+ */
+async function compactCommittedManifest(plan: Plan, snapshots: SnapshotStore, checkpoint: number): Promise<void> {
+  const key = checkpointManifestKey(checkpoint);
+  const manifest = await readManifest(snapshots, key);
+  if (!manifest) return;
+  const shards = await Promise.all(
+    manifest.shards.map(async (entry) => ({ ...entry, state: await compactShardState(snapshots, shardRefOf(plan, entry), entry.state, plan.maxParallelism) })),
+  );
+  if (shards.every((entry, i) => entry.state.length === manifest.shards[i]?.state.length)) return;
+  await writeManifest(snapshots, key, { ...manifest, shards });
 }
 
 /**
@@ -171,14 +187,6 @@ function stageWatermarks(
   const completedWatermarks = { ...activeWatermarks };
   for (const [stageId, bound] of belowTimers) completedWatermarks[stageId] = Math.min(activeWatermarks[stageId] ?? bound, bound);
   return { activeWatermarks, completedWatermarks };
-}
-
-/** The checkpoint settings that decide when the coordinator triggers and runs. */
-export type CheckpointTiming = Pick<Plan['checkpointing'], 'intervalMs' | 'minPauseMs'>;
-
-/** When the next checkpoint may be triggered: an interval after the last trigger, and the minimum pause after the last completion. */
-export function nextCheckpointDueAt(record: CoordinatorRecord, checkpointing: CheckpointTiming): number {
-  return Math.max(record.triggeredAt + checkpointing.intervalMs, record.completedAt + checkpointing.minPauseMs);
 }
 
 /**
@@ -351,5 +359,7 @@ export async function commitCompletedCheckpoints(options: CommitFunctionOptions)
   for (let current = record; current.committed < record.completed; current = await coordinator.get()) {
     if (await coordinator.update(markedCommitted(current, record.completed))) break;
   }
+  // After the commit: the output waits for none of the merges' reads.
+  if (snapshots) await compactCommittedManifest(plan, snapshots, record.completed);
   return { checkpoint: record.completed, transactions, rollbacks };
 }

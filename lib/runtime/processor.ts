@@ -10,7 +10,7 @@ import type { RecordWriter } from '../kafka/writer.js';
 import type { RequestCounts, RequestTally } from './request-counts.js';
 import { exactlyOnceSinkOf, transactionalIdPrefixOf } from '../plan/names.js';
 import type { Plan, Stage } from '../plan/plan.js';
-import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
+import { nextCheckpointDueAt, type CoordinatorRecord, type CoordinatorStore, type RollbackRequest } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { beginRollback, commitInEpochOrder, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
 import { OutputLimits } from './output-limits.js';
@@ -310,10 +310,7 @@ export class Processor {
     );
 
     const previous = runtimeProgressOf(prepared.claim.progress);
-    const acknowledged = Math.max(previous.acknowledged, checkpoints.triggered);
-    const acknowledging = acknowledged > previous.acknowledged;
-    // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
-    const coveringCheckpoint = acknowledging ? acknowledged : acknowledged + 1;
+    const triggeredSince = this.checkpointTriggeredSince(checkpoints, previous.acknowledged);
     const pending = uncommittedPending(prepared.claim.progress, checkpoints.committed);
     const deltas = uncommittedDeltas(prepared.claim.progress, checkpoints.committed);
 
@@ -334,6 +331,10 @@ export class Processor {
         throw error;
       },
     );
+    const acknowledged = Math.max(previous.acknowledged, await triggeredSince);
+    const acknowledging = acknowledged > previous.acknowledged;
+    // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
+    const coveringCheckpoint = acknowledging ? acknowledged : acknowledged + 1;
     if (deltaWritten) deltas.push({ epoch: claim.epoch, checkpoint: coveringCheckpoint, object: await deltaWritten });
     this.options.onStep?.('output-written', shard);
 
@@ -454,6 +455,28 @@ export class Processor {
       requests: this.options.requests?.since(requestsBefore) ?? {},
       ...(rollback ? { rollback } : {}),
     };
+  }
+
+  /**
+   * The latest checkpoint triggered, for the batch to acknowledge. When the record read at the
+   * start shows none in flight and the next due by now, the coordinator may have triggered it
+   * while the batch ran: the record is read again, beside the outputs' writes, so that this
+   * batch acknowledges it rather than the shard's next one, a batching window later
+   * (docs/PROTOCOL.md, step 6). Acknowledging later than the start read is what a batch that
+   * started later would do: the claim keeps every other batch of the shard out meanwhile.
+   */
+  private checkpointTriggeredSince(atStart: CoordinatorRecord, acknowledged: number): Promise<number> {
+    const { checkpointing } = this.options.plan;
+    const mayTriggerNow =
+      atStart.triggered === acknowledged &&
+      atStart.triggered === atStart.completed &&
+      atStart.asleep !== true &&
+      checkpointing.intervalMs > 0 &&
+      this.clock() >= nextCheckpointDueAt(atStart, checkpointing);
+    if (!mayTriggerNow) return Promise.resolve(atStart.triggered);
+    const reading = this.options.coordinator.get().then((latest) => latest.triggered);
+    reading.catch(() => undefined);
+    return reading;
   }
 
   private inputLog(topic: string, partition: number): InputLog {

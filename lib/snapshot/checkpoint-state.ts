@@ -144,6 +144,16 @@ export function stateObjectLevel(key: string): number {
 }
 
 /**
+ * Whether a committed checkpoint's chain is still unmerged. The commit function merges it once
+ * the checkpoint is committed (rewriting the manifest), so that a checkpoint's output waits for
+ * no S3 reads; a checkpoint that builds on a chain it did not merge (the commit function failed,
+ * or has not got to it) merges it itself.
+ */
+export function mergeOverdue(objects: readonly string[]): boolean {
+  return objects.filter((key) => stateObjectLevel(key) === 0).length >= STATE_MERGE_FAN_IN;
+}
+
+/**
  * Merges the newest objects of a shard's chain, level by level from 0: when the trailing run
  * of objects at or below a level holds STATE_MERGE_FAN_IN objects of that level, the run
  * becomes one object of the next level. Older, larger objects stay as they are.

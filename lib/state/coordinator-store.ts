@@ -47,6 +47,17 @@ export interface CoordinatorRecord {
   readonly asleep?: boolean;
 }
 
+/** The checkpoint settings that decide when the coordinator triggers and runs. */
+export interface CheckpointTiming {
+  readonly intervalMs: number;
+  readonly minPauseMs: number;
+}
+
+/** When the next checkpoint may be triggered: an interval after the last trigger, and the minimum pause after the last completion. */
+export function nextCheckpointDueAt(record: CoordinatorRecord, checkpointing: CheckpointTiming): number {
+  return Math.max(record.triggeredAt + checkpointing.intervalMs, record.completedAt + checkpointing.minPauseMs);
+}
+
 /**
  * A shard whose pre-committed transaction the broker lost, for its own next invocation to
  * roll back: the commit function records it, the shard's invocation does it and marks it done.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMPLETION_POLL_MS, coordinatorPeriodMs, nextRunInMs, repeatCoordinator } from '../../../lib/runtime/coordinator-loop.js';
+import { completionPollMs, coordinatorPeriodMs, nextRunInMs, repeatCoordinator } from '../../../lib/runtime/coordinator-loop.js';
 import { INITIAL_COORDINATOR_RECORD } from '../../../lib/state/coordinator-store.js';
 
 const CHECKPOINTING = { intervalMs: 5_000, timeoutMs: 60_000, minPauseMs: 0, maxCommitDelayMs: 60_000 };
@@ -34,13 +34,15 @@ describe('the coordinator loop', () => {
 
   it('runs again soon while a checkpoint is in flight, when the next one is due otherwise, and a period apart at most', () => {
     const record = { ...INITIAL_COORDINATOR_RECORD, triggered: 3, triggeredAt: 10_000, completed: 2, completedAt: 6_000 };
-    expect(nextRunInMs(record, CHECKPOINTING, 10_050)).toBe(COMPLETION_POLL_MS);
+    expect(nextRunInMs(record, CHECKPOINTING, 10_050, 4)).toBe(25);
+    expect(nextRunInMs(record, CHECKPOINTING, 10_050, 60), 'each look reads every shard record').toBe(60);
+    expect(completionPollMs(5_000), 'never slower than').toBe(100);
     const completed = { ...record, completed: 3, completedAt: 10_400 };
-    expect(nextRunInMs(completed, CHECKPOINTING, 14_700), 'due at 15,000').toBe(300);
-    expect(nextRunInMs(completed, CHECKPOINTING, 10_400), 'the period').toBe(1_000);
-    expect(nextRunInMs(completed, CHECKPOINTING, 15_200), 'overdue').toBe(0);
-    expect(nextRunInMs(completed, { ...CHECKPOINTING, minPauseMs: 4_900 }, 14_700), 'after the minimum pause').toBe(600);
-    expect(nextRunInMs({ ...completed, asleep: true }, CHECKPOINTING, 15_200), 'at rest').toBe(1_000);
+    expect(nextRunInMs(completed, CHECKPOINTING, 14_700, 4), 'due at 15,000').toBe(300);
+    expect(nextRunInMs(completed, CHECKPOINTING, 10_400, 4), 'the period').toBe(1_000);
+    expect(nextRunInMs(completed, CHECKPOINTING, 15_200, 4), 'overdue').toBe(0);
+    expect(nextRunInMs(completed, { ...CHECKPOINTING, minPauseMs: 4_900 }, 14_700, 4), 'after the minimum pause').toBe(600);
+    expect(nextRunInMs({ ...completed, asleep: true }, CHECKPOINTING, 15_200, 4), 'at rest').toBe(1_000);
   });
 
   it('runs again when the run says, within the period', async () => {

@@ -1,0 +1,84 @@
+// Which batch acknowledges a checkpoint: one that was running when the coordinator triggered it
+// acknowledges it, as a batch that started after the trigger does, so that the checkpoint does
+// not wait for the shard's next batch.
+import { describe, expect, it } from 'vitest';
+import { minutes } from '../../lib/api/index.js';
+import { runCoordinator, shardRefOf } from '../../lib/runtime/coordinator.js';
+import { Processor, runtimeProgressOf } from '../../lib/runtime/processor.js';
+import { MemoryCoordinatorStore, type CoordinatorRecord, type CoordinatorStore } from '../../lib/state/coordinator-store.js';
+import type { GeneratedOrder } from '../helpers/orders.js';
+import { onTwins } from '../helpers/twins.js';
+
+/**
+ * The coordinator record as the processor reads it, counting its reads: `afterRead` runs once
+ * the record is read, before the reader gets it. The coordinator uses `direct`.
+ */
+class ActingAfterRead extends MemoryCoordinatorStore {
+  afterRead: (() => Promise<void>) | undefined;
+  reads = 0;
+  readonly direct: CoordinatorStore = {
+    get: () => MemoryCoordinatorStore.prototype.get.call(this),
+    update: (record) => this.update(record),
+  };
+
+  override async get(): Promise<CoordinatorRecord> {
+    const record = await super.get();
+    this.reads++;
+    const act = this.afterRead;
+    this.afterRead = undefined;
+    await act?.();
+    return record;
+  }
+}
+
+const order = (i: number, timestamp: number): GeneratedOrder => ({ orderId: `o-${i}`, category: 'books', amount: 10 + i, timestamp, late: false });
+
+describe('a checkpoint triggered while a batch runs', () => {
+  it('is acknowledged by that batch, whose output it then covers', async () => {
+    const { time, clock, kafka, plan, store, snapshots, shards } = await onTwins({ name: 'acknowledging', window: minutes(5) });
+    const coordinator = new ActingAfterRead();
+    const processor = new Processor({ plan, store, coordinator, kafka, clock, snapshots });
+    const [target] = shards;
+    if (!target) throw new Error('no shard');
+    const shard = shardRefOf(plan, target);
+    const coordinatorRun = () => runCoordinator({ plan, store, coordinator: coordinator.direct, shards, tick: () => Promise.resolve(), clock, snapshots });
+    const progress = async () => runtimeProgressOf((await store.peek(shard))?.progress);
+    const start = time.now - 3_600_000;
+    let sent = 0;
+    const deliver = async (timestamps: readonly number[]) => {
+      const orders = timestamps.map((timestamp) => order(sent++, timestamp));
+      const offsets = kafka.append(orders.map((o) => ({ topic: 'orders', partition: 0, key: o.category, value: JSON.stringify(o), timestamp: o.timestamp })));
+      const batch = await kafka.reader.read({ topic: 'orders', partition: 0, from: offsets[0] ?? 0, to: (offsets.at(-1) ?? 0) + 1 });
+      const readsBefore = coordinator.reads;
+      const report = await processor.processShard(target.stageId, target.topic, 0, batch);
+      return { ...report, reads: coordinator.reads - readsBefore };
+    };
+    const triggerAfterRead = () => {
+      coordinator.afterRead = async () => {
+        coordinator.afterRead = undefined;
+        expect((await coordinatorRun()).outcome).toBe('triggered');
+      };
+    };
+
+    // Checkpoint 1 is due: the coordinator triggers it right after the batch read the record.
+    triggerAfterRead();
+    const first = await deliver([start, start + 400_000]);
+    expect(first.recordsOut).toBe(1);
+    // At the start, again beside the outputs, and after the commit (is the coordinator at rest?).
+    expect(first.reads).toBe(3);
+    expect((await progress()).acknowledged).toBe(1);
+    expect((await progress()).pending.map((p) => p.checkpoint)).toEqual([1]);
+    time.now += 100;
+    expect((await coordinatorRun()).outcome).toBe('completed');
+
+    // Checkpoint 2 is not due at the batch's start: nothing is read again, and the shard's next batch acknowledges it.
+    time.now += 1_000;
+    const notDue = await deliver([start + 800_000]);
+    expect(notDue.reads).toBe(2);
+    expect((await progress()).acknowledged).toBe(1);
+    time.now += plan.checkpointing.intervalMs;
+    expect((await coordinatorRun()).outcome).toBe('triggered');
+    await deliver([start + 1_200_000]);
+    expect((await progress()).acknowledged).toBe(2);
+  });
+});
