@@ -18,9 +18,17 @@ export interface PacedInputOptions {
   readonly partitions: number;
 }
 
-/** The paced orders: event time moves one window per wall second, so windows close every second. */
+/**
+ * How much wall time the paced input spends on one window's event time. Not a divisor of the
+ * checkpoint interval: windows then close at every phase of the checkpoint cycle (0.1 s apart
+ * over 45 s at 5 s checkpoints), so an exactly-once contender's quantiles do not depend on where
+ * in its cycle the windows happened to close.
+ */
+export const WALL_MS_PER_WINDOW = 900;
+
+/** The paced orders: event time moves one window per {@link WALL_MS_PER_WINDOW} of wall time. */
 export function pacedOrders(options: PacedInputOptions): OrderOptions {
-  return { ...ORDER_SHAPE, count: options.rate * options.seconds, lateFraction: 0, spacingMs: WINDOW_MS / options.rate };
+  return { ...ORDER_SHAPE, count: options.rate * options.seconds, lateFraction: 0, spacingMs: (WINDOW_MS * 1_000) / (options.rate * WALL_MS_PER_WINDOW) };
 }
 
 export interface SentInput {

@@ -48,7 +48,7 @@ function random(seed: number, index: number, purpose: number): number {
 
 export function orderAt(index: number, options: OrderOptions): BenchOrder {
   const late = index > 20_000 && random(options.seed, index, 0) < options.lateFraction;
-  const clock = START + index * options.spacingMs;
+  const clock = START + Math.round(index * options.spacingMs);
   return {
     orderId: `o-${index}`,
     category: `category-${Math.floor(random(options.seed, index, 1) * options.categories)}`,
@@ -80,7 +80,7 @@ export function expectedSums(options: OrderOptions): Map<string, number> {
  * `closing-*`): it closes every window for pipelines that never see the end of their input.
  */
 export function closingOrders(topic: string, partitions: number, options: OrderOptions): { record: OutputRecord; partition: number; timestamp: number }[] {
-  const timestamp = START + options.count * options.spacingMs + 3_600_000;
+  const timestamp = START + Math.round(options.count * options.spacingMs) + 3_600_000;
   const closing: { record: OutputRecord; partition: number; timestamp: number }[] = [];
   for (let i = 0; closing.length < partitions; i++) {
     const category = `closing-${i}`;

@@ -19,7 +19,7 @@ import { costModel, formatCostModel, formatIdleCost, SEED_DEPLOYMENT_IDLE } from
 import { formatHandlerAgainstFlink, formatHandlerRows, measureHandlers, type HandlerRow } from './handler.js';
 import { formatColdStart, measureColdStart } from './cold-start.js';
 import { DEPLOYED_MEMORY_MB } from './critical-path.js';
-import { measureLatency, type LatencyFigures, type PacedInputOptions } from './latency.js';
+import { measureLatency, WALL_MS_PER_WINDOW, type LatencyFigures, type PacedInputOptions } from './latency.js';
 import { measureThroughput, type Measured } from './measure.js';
 import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
 import { mean, measureStateSize, median, type CurvePoint } from './scaling.js';
@@ -277,11 +277,19 @@ if (phases.has('latency')) {
   }
   const rows = [...latency].map(([name, f]) => `| ${name} | ${f.p50} | ${f.p99} | ${f.max} | ${f.samples} | ${f.check} |`);
   const [perBatch, atLeastOnce] = [latency.get(SLUICE_EO_PER_BATCH), latency.get('Sluice AT_LEAST_ONCE')];
-  const perBatchLine = perBatch && atLeastOnce ? `\n\nSluice EXACTLY_ONCE per batch p99 − Sluice AT_LEAST_ONCE p99: ${perBatch.p99 - atLeastOnce.p99} ms` : '';
+  const [gated, flinkGated] = [latency.get(SLUICE_EO), latency.get(FLINK_EO)];
+  const perBatchLine = [
+    perBatch && atLeastOnce ? `Sluice EXACTLY_ONCE per batch p99 − Sluice AT_LEAST_ONCE p99: ${perBatch.p99 - atLeastOnce.p99} ms` : undefined,
+    gated && flinkGated ? `Sluice EXACTLY_ONCE p50 − Flink EXACTLY_ONCE p50, checkpoints every ${CHECKPOINT_MS / 1_000} s: ${gated.p50 - flinkGated.p50} ms` : undefined,
+  ]
+    .filter((line) => line !== undefined)
+    .map((line) => `\n\n${line}`)
+    .join('');
   sections.push(`## End-to-end latency
 
 ${(LATENCY.rate * LATENCY.seconds).toLocaleString('en')} orders produced at ${LATENCY.rate.toLocaleString('en')} a second while each contender runs (event time moves
-one 5-minute window per wall second, so 20 window sums become due every second). A window
+one 5-minute window per ${WALL_MS_PER_WINDOW / 1_000} wall seconds, so 20 window sums become due that often, at every phase
+of the checkpoint cycle in turn). A window
 sum's latency runs from the moment it could be emitted — when every partition has been sent an
 order 10 s of event time (the out-of-orderness bound) past the window's end — to the moment a
 read_committed reader polling every 10 ms first sees it; a copied record's (kafkajs raw), from
