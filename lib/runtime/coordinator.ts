@@ -11,6 +11,7 @@ import {
   readManifest,
   sameShard,
   writeManifest,
+  type CheckpointManifest,
   type ManifestShard,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
@@ -98,13 +99,13 @@ async function progressOfAll(options: CoordinatorOptions): Promise<Map<ShardTarg
 async function writeCheckpointManifest(
   options: CoordinatorOptions & { readonly snapshots: SnapshotStore },
   record: CoordinatorRecord,
+  previous: CheckpointManifest | undefined,
   progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>,
   watermarks: Record<string, number>,
   now: number,
 ): Promise<void> {
   const { plan, snapshots } = options;
   const checkpoint = record.triggered;
-  const previous = await baseManifest(snapshots, record.completed);
   // The commit function merges the chains after the commit (compactCommittedManifest). Merges
   // left overdue run here, each shard's side by side, since the checkpoint's output waits for them.
   const entries = await Promise.all(
@@ -225,9 +226,12 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
         // after the checkpoint moved on (committed, its deltas dropped). Confirming the record
         // unchanged after those reads makes any write of this manifest, however late it lands,
         // one of the same cut.
+        // The manifest this one builds on is complete and committed, so it is read beside the confirmation.
+        const previous = baseManifest(snapshots, record.completed);
+        previous.catch(() => undefined);
         const confirmed = await coordinator.get();
         if (confirmed.version !== record.version) return { outcome: 'waiting', record: confirmed };
-        await writeCheckpointManifest({ ...options, snapshots }, record, progress, completedWatermarks, now);
+        await writeCheckpointManifest({ ...options, snapshots }, record, await previous, progress, completedWatermarks, now);
       }
       const state = restingState(plan, progress, completedWatermarks);
       const resting = state === undefined ? undefined : { state, checkpoints: record.resting?.state === state ? record.resting.checkpoints + 1 : 1 };
