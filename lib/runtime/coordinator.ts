@@ -222,13 +222,13 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
       const { activeWatermarks, completedWatermarks } = stageWatermarks(progress, record);
       const { snapshots } = options;
       if (snapshots) {
+        // The manifest this one builds on is complete and committed, so it is read beside the confirmation.
+        const previous = baseManifest(snapshots, record.completed);
+        previous.catch(() => undefined);
         // The manifest's key is fixed, so a stale run must never write it from shard records read
         // after the checkpoint moved on (committed, its deltas dropped). Confirming the record
         // unchanged after those reads makes any write of this manifest, however late it lands,
         // one of the same cut.
-        // The manifest this one builds on is complete and committed, so it is read beside the confirmation.
-        const previous = baseManifest(snapshots, record.completed);
-        previous.catch(() => undefined);
         const confirmed = await coordinator.get();
         if (confirmed.version !== record.version) return { outcome: 'waiting', record: confirmed };
         await writeCheckpointManifest({ ...options, snapshots }, record, await previous, progress, completedWatermarks, now);
