@@ -278,7 +278,7 @@ if (phases.has('latency')) {
   const rows = [...latency].map(([name, f]) => `| ${name} | ${f.p50} | ${f.p99} | ${f.max} | ${f.samples} | ${f.check} |`);
   const [perBatch, atLeastOnce] = [latency.get(SLUICE_EO_PER_BATCH), latency.get('Sluice AT_LEAST_ONCE')];
   const [gated, flinkGated] = [latency.get(SLUICE_EO), latency.get(FLINK_EO)];
-  const perBatchLine = [
+  const latencyLines = [
     perBatch && atLeastOnce ? `Sluice EXACTLY_ONCE per batch p99 − Sluice AT_LEAST_ONCE p99: ${perBatch.p99 - atLeastOnce.p99} ms` : undefined,
     gated && flinkGated ? `Sluice EXACTLY_ONCE p50 − Flink EXACTLY_ONCE p50, checkpoints every ${CHECKPOINT_MS / 1_000} s: ${gated.p50 - flinkGated.p50} ms` : undefined,
   ]
@@ -300,7 +300,7 @@ covers it commits, so its latency follows the checkpoint interval — except Slu
 
 | contender | p50 ms | p99 ms | max ms | samples | output |
 | --- | --- | --- | --- | --- | --- |
-${rows.join('\n')}${perBatchLine}
+${rows.join('\n')}${latencyLines}
 
 ![p99 latency](latency.svg)`);
   charts.set('latency.svg', barChart('End-to-end latency p99 (ms), paced input', [...latency].map(([label, f]) => ({ label, value: f.p99 })), ' ms'));
