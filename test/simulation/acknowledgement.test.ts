@@ -7,7 +7,7 @@ import { runCoordinator, shardRefOf } from '../../lib/runtime/coordinator.js';
 import { Processor, runtimeProgressOf } from '../../lib/runtime/processor.js';
 import { MemoryCoordinatorStore, type CoordinatorRecord, type CoordinatorStore } from '../../lib/state/coordinator-store.js';
 import type { GeneratedOrder } from '../helpers/orders.js';
-import { onTwins } from '../helpers/twins.js';
+import { deliverOrders, onTwins } from '../helpers/twins.js';
 
 /**
  * The coordinator record as the processor reads it, counting its reads: `afterRead` runs once
@@ -46,11 +46,13 @@ describe('a checkpoint triggered while a batch runs', () => {
     const start = time.now - 3_600_000;
     let sent = 0;
     const deliver = async (timestamps: readonly number[]) => {
-      const orders = timestamps.map((timestamp) => order(sent++, timestamp));
-      const offsets = kafka.append(orders.map((o) => ({ topic: 'orders', partition: 0, key: o.category, value: JSON.stringify(o), timestamp: o.timestamp })));
-      const batch = await kafka.reader.read({ topic: 'orders', partition: 0, from: offsets[0] ?? 0, to: (offsets.at(-1) ?? 0) + 1 });
       const readsBefore = coordinator.reads;
-      const report = await processor.processShard(target.stageId, target.topic, 0, batch);
+      const report = await deliverOrders(
+        kafka,
+        processor,
+        target,
+        timestamps.map((timestamp) => order(sent++, timestamp)),
+      );
       return { ...report, reads: coordinator.reads - readsBefore };
     };
     const triggerAfterRead = () => {

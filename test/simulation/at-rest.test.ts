@@ -10,7 +10,7 @@ import type { CoordinatorStore } from '../../lib/state/coordinator-store.js';
 import type { ShardStore } from '../../lib/state/shard-store.js';
 import { expectedTotals, type GeneratedOrder } from '../helpers/orders.js';
 import type { Total } from '../helpers/pipelines.js';
-import { onTwins } from '../helpers/twins.js';
+import { deliverOrders, onTwins } from '../helpers/twins.js';
 
 class RecordingSchedule implements CoordinatorSchedule {
   paused = false;
@@ -46,13 +46,7 @@ async function restingPipeline() {
   if (!target) throw new Error('no shard');
   const start = time.now - 3_600_000;
   const order = (i: number, offsetMs: number): GeneratedOrder => ({ orderId: `o-${i}`, category: 'books', amount: 10 + i, timestamp: start + offsetMs, late: false });
-  let delivered = 0;
-  const deliver = async (orders: readonly GeneratedOrder[]) => {
-    kafka.append(orders.map((o) => ({ topic: 'orders', partition: 0, key: o.category, value: JSON.stringify(o), timestamp: o.timestamp })));
-    const records = await kafka.reader.read({ topic: 'orders', partition: 0, from: delivered, to: delivered + orders.length });
-    delivered += orders.length;
-    return processor.processShard(target.stageId, target.topic, 0, records);
-  };
+  const deliver = (orders: readonly GeneratedOrder[]) => deliverOrders(kafka, processor, target, orders);
   const coordinate = async (options: { store?: ShardStore; coordinator?: CoordinatorStore } = {}): Promise<CoordinatorOutcome> => {
     time.now += 10_000;
     const { outcome, record } = await runCoordinator({

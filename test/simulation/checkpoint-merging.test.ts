@@ -6,7 +6,7 @@ import { minutes } from '../../lib/api/index.js';
 import { commitCompletedCheckpoints, runCoordinator } from '../../lib/runtime/coordinator.js';
 import { checkpointManifestKey, readManifest, readShardState, STATE_MERGE_FAN_IN, stateObjectLevel } from '../../lib/snapshot/checkpoint-state.js';
 import type { GeneratedOrder } from '../helpers/orders.js';
-import { onTwins } from '../helpers/twins.js';
+import { deliverOrders, onTwins } from '../helpers/twins.js';
 
 describe("a checkpoint's state objects", () => {
   it('are listed unmerged when it completes, merged by the commit function after the commit, and merged by the next checkpoint when the commit function did not', async () => {
@@ -20,9 +20,7 @@ describe("a checkpoint's state objects", () => {
     const deliverBatches = async (count: number) => {
       for (let i = 0; i < count; i++, sent++) {
         const order: GeneratedOrder = { orderId: `o-${sent}`, category: `category-${sent}`, amount: 10 + sent, timestamp: start + sent * 1_000, late: false };
-        const [offset = 0] = kafka.append([{ topic: 'orders', partition: 0, key: order.category, value: JSON.stringify(order), timestamp: order.timestamp }]);
-        const batch = await kafka.reader.read({ topic: 'orders', partition: 0, from: offset, to: offset + 1 });
-        await processor.processShard(target.stageId, target.topic, 0, batch);
+        await deliverOrders(kafka, processor, target, [order]);
       }
     };
     const coordinatorRun = () => runCoordinator({ plan, store, coordinator, shards, tick, clock, snapshots });

@@ -10,7 +10,7 @@ import { MemoryCoordinatorStore } from '../../lib/state/coordinator-store.js';
 import { compareOutput, expectedOutput, SCHEDULE_KINDS } from '../helpers/order-totals-kinds.js';
 import { expectedTotals, type GeneratedOrder } from '../helpers/orders.js';
 import type { Total } from '../helpers/pipelines.js';
-import { onTwins } from '../helpers/twins.js';
+import { appendOrders, onTwins } from '../helpers/twins.js';
 
 class Crash extends Error {}
 
@@ -35,7 +35,7 @@ describe('a stale commit function', () => {
     const tick = () => Promise.resolve();
     const start = time.now - 3_600_000;
     const orders = [order(0, start), order(1, start + 400_000), order(2, start + 800_000), order(3, start + 1_200_000), order(4, start + 4_000_000)];
-    const offsets = kafka.append(orders.map((o) => ({ topic: 'orders', partition: 0, key: o.category, value: JSON.stringify(o), timestamp: o.timestamp })));
+    const offsets = appendOrders(kafka, orders);
     const records = (from: number, to: number) => kafka.reader.read({ topic: 'orders', partition: 0, from, to });
     const deliver = (from: number, to: number) => records(from, to).then((batch) => processor.processShard(target.stageId, target.topic, 0, batch));
 
@@ -118,7 +118,7 @@ describe('a rolled-back stage', () => {
       late: false,
     }));
     const closing = { ...order(99, start + 3_000_000), category: 'category-0', amount: 0 };
-    kafka.append([...orders, closing].map((o) => ({ topic: 'orders', partition: 0, key: o.category, value: JSON.stringify(o), timestamp: o.timestamp })));
+    appendOrders(kafka, [...orders, closing]);
     const [source] = shards;
     if (!source) throw new Error('no shard');
 
@@ -161,7 +161,7 @@ describe('a stale coordinator', () => {
     const { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards } = await onTwins({ name: 'late', window: minutes(5) });
     const start = time.now - 3_600_000;
     const orders = [order(0, start), order(1, start + 400_000), order(2, start + 800_000)];
-    kafka.append(orders.map((o) => ({ topic: 'orders', partition: 0, key: o.category, value: JSON.stringify(o), timestamp: o.timestamp })));
+    appendOrders(kafka, orders);
     const deliver = async (from: number, to: number) =>
       processor.processShard('stage-1', 'orders', 0, await kafka.reader.read({ topic: 'orders', partition: 0, from, to }));
     const tick = () => Promise.resolve();

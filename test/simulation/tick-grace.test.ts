@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../lib/api/index.js';
 import { commitCompletedCheckpoints, runCoordinator, type ShardTarget } from '../../lib/runtime/coordinator.js';
-import { onTwins } from '../helpers/twins.js';
+import { deliverOrders, onTwins } from '../helpers/twins.js';
 
 describe('ticks after a grace', () => {
   it('completes a checkpoint that every shard acknowledged by itself without a tick, and ticks a shard that stays behind once the grace is over', async () => {
@@ -28,11 +28,8 @@ describe('ticks after a grace', () => {
       });
     let delivered = 0;
     const deliver = async () => {
-      const timestamp = time.now - 60_000;
-      kafka.append([{ topic: 'orders', partition: 0, key: 'books', value: JSON.stringify({ orderId: `o-${delivered}`, category: 'books', amount: 10, timestamp }), timestamp }]);
-      const records = await kafka.reader.read({ topic: 'orders', partition: 0, from: delivered, to: delivered + 1 });
-      delivered++;
-      await processor.processShard(target.stageId, target.topic, 0, records);
+      const order = { orderId: `o-${delivered++}`, category: 'books', amount: 10, timestamp: time.now - 60_000 };
+      await deliverOrders(kafka, processor, target, [order]);
     };
 
     await deliver();

@@ -10,6 +10,7 @@ import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
 import { KafkaTwin } from '../../../lib/testing/kafka-twin.js';
 import seed from '../../../examples/order-aggregation.js';
 import { orderTotalsPipeline } from '../../helpers/pipelines.js';
+import { appendOrders } from '../../helpers/twins.js';
 
 describe('broker-side names', () => {
   it('carry the deployment stage: consumer groups, transactional ids, repartition topics', () => {
@@ -50,7 +51,7 @@ describe('broker-side names', () => {
     kafka.createTopic('named-out', 1);
     const processor = new Processor({ plan, store: new MemoryShardStore(), coordinator: new MemoryCoordinatorStore(), kafka, clock });
     const order = (id: number, timestamp: number) => ({ orderId: `o-${id}`, category: 'books', amount: 1, timestamp });
-    kafka.append([order(1, clock() - 600_000), order(2, clock())].map((o) => ({ topic: 'orders', partition: 0, key: o.category, value: JSON.stringify(o), timestamp: o.timestamp })));
+    appendOrders(kafka, [order(1, clock() - 600_000), order(2, clock())]);
     const records = await kafka.reader.read({ topic: 'orders', partition: 0, from: 0, to: 2 });
     const report = await processor.processShard('stage-1', 'orders', 0, records);
     expect(report.transaction?.transactionalId).toBe('named-tx-prod-stage-1-orders-0-1');
