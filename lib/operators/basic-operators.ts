@@ -21,6 +21,9 @@ import { runtimeContext, valueState } from './keyed-state.js';
 import { StreamOperator, type StreamRecord } from './operator.js';
 import type { TimeDomain, Timer } from './timers.js';
 
+/** Key references a keyBy keeps at most; past that it starts over, so that memory stays bounded whatever the key space. */
+const MAX_CACHED_KEY_REFS = 10_000;
+
 function elementContext(record: StreamRecord): ElementContext {
   return { timestamp: record.timestamp };
 }
@@ -93,10 +96,27 @@ export class KeyByOperator<T, K> extends StreamOperator {
     super();
   }
 
+  /**
+   * The key references of string and number keys seen so far: a stream has few distinct keys
+   * next to its records, and each reference costs a JSON text and a hash to build.
+   */
+  private readonly keyRefs = new Map<unknown, KeyRef>();
+
   processElement(record: StreamRecord): void {
-    const key = this.call(() => keyRef(this.selector(record.value as T), this.maxParallelism));
+    const selected = this.call(() => this.selector(record.value as T));
+    const key = this.keyRefOf(selected);
     this.checkKey?.(key);
     this.output.collect({ value: record.value, timestamp: record.timestamp, key });
+  }
+
+  private keyRefOf(selected: K): KeyRef {
+    if (typeof selected !== 'string' && typeof selected !== 'number') return this.call(() => keyRef(selected, this.maxParallelism));
+    const known = this.keyRefs.get(selected);
+    if (known) return known;
+    const key = this.call(() => keyRef(selected, this.maxParallelism));
+    if (this.keyRefs.size >= MAX_CACHED_KEY_REFS) this.keyRefs.clear();
+    this.keyRefs.set(selected, key);
+    return key;
   }
 }
 

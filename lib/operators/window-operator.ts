@@ -137,8 +137,12 @@ interface StoredElement {
   t?: number;
 }
 
+/** The last id built: consecutive elements mostly fall into the same window, and the text is built once for them. */
+let lastWindowId = { start: Number.NaN, end: Number.NaN, id: '' };
+
 function windowId({ start, end }: TimeWindow): string {
-  return `${start}:${end}`;
+  if (start !== lastWindowId.start || end !== lastWindowId.end) lastWindowId = { start, end, id: `${start}:${end}` };
+  return lastWindowId.id;
 }
 
 function parseWindowId(id: string): TimeWindow {
