@@ -14,6 +14,7 @@ import { nextCheckpointDueAt, type CoordinatorRecord, type CoordinatorStore, typ
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { beginRollback, commitInEpochOrder, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
 import { OutputLimits } from './output-limits.js';
+import { mayRestBeforeCommitSeen } from './quiescence.js';
 import { hasStopped, NONE_DROPPED, prepareShardBatch, type DroppedRecords, type InputLog, type ShardFailure, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import { earliestEventTimer, type BadRecordError, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
@@ -368,7 +369,9 @@ export class Processor {
     if (prepared.error && prepared.failure && !stopped) throw new FailedAttemptError(prepared.error, prepared.failure, plan);
     // Read after the shard's commit: a coordinator that went to rest before it looks at this
     // shard again, and one that rests now is called, and finds it (docs/PROTOCOL.md, "At rest").
-    if (records.length > 0 && !stopped && (await coordinator.get()).asleep) await this.options.callCoordinator?.();
+    if (records.length > 0 && !stopped && mayRestBeforeCommitSeen(checkpoints) && (await coordinator.get()).asleep) {
+      await this.options.callCoordinator?.();
+    }
     return {
       shard,
       recordsIn: records.length,

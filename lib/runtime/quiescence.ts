@@ -1,5 +1,5 @@
 import type { Plan } from '../plan/plan.js';
-import type { CoordinatorStore } from '../state/coordinator-store.js';
+import type { CoordinatorRecord, CoordinatorStore } from '../state/coordinator-store.js';
 import type { ShardTarget } from './coordinator.js';
 import { uncommittedDeltas, uncommittedPending, type RuntimeProgress } from './processor.js';
 
@@ -9,6 +9,18 @@ import { uncommittedDeltas, uncommittedPending, type RuntimeProgress } from './p
  * output is committed at the one after that.
  */
 export const RESTING_CHECKPOINTS = 3;
+
+/**
+ * Whether the coordinator may go to rest before it looks at a batch's commit, judged from the
+ * record the batch read at its start; if not, the batch need not read the record again after
+ * its commit (docs/PROTOCOL.md, "At rest"). Resting takes RESTING_CHECKPOINTS completions in a
+ * row that find one state, and while the batch holds its shard's claim at most one more can
+ * complete (the one its shard acknowledged before): each later one needs an acknowledgement of
+ * the shard, which only the batch's own commit, or a claim that fences the batch, can give.
+ */
+export function mayRestBeforeCommitSeen(atStart: CoordinatorRecord): boolean {
+  return atStart.asleep === true || (atStart.resting?.checkpoints ?? 0) + 1 >= RESTING_CHECKPOINTS;
+}
 
 /**
  * What a checkpoint's completion records of the pipeline's state, to see whether time alone

@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../lib/api/index.js';
 import { commitCompletedCheckpoints, runCoordinator, type CoordinatorOutcome } from '../../lib/runtime/coordinator.js';
-import type { CoordinatorSchedule } from '../../lib/runtime/quiescence.js';
-import type { CoordinatorStore } from '../../lib/state/coordinator-store.js';
+import type { ShardTarget } from '../../lib/runtime/coordinator.js';
+import { RESTING_CHECKPOINTS, type CoordinatorSchedule } from '../../lib/runtime/quiescence.js';
+import type { CoordinatorRecord, CoordinatorStore } from '../../lib/state/coordinator-store.js';
 import type { ShardStore } from '../../lib/state/shard-store.js';
 import { expectedTotals, type GeneratedOrder } from '../helpers/orders.js';
 import type { Total } from '../helpers/pipelines.js';
@@ -29,12 +30,47 @@ class RecordingSchedule implements CoordinatorSchedule {
   }
 }
 
+/**
+ * The coordinator record as the processor reads it: counts the reads, and runs `afterRead`
+ * (once) after a read, before the processor gets the record. The coordinator reads the same
+ * record directly.
+ */
+class WatchedCoordinatorStore implements CoordinatorStore {
+  reads = 0;
+  afterRead: (() => Promise<void>) | undefined;
+  private watched: CoordinatorStore | undefined;
+
+  watch(store: CoordinatorStore): void {
+    this.watched = store;
+  }
+
+  private store(): CoordinatorStore {
+    if (!this.watched) throw new Error('nothing watched yet');
+    return this.watched;
+  }
+
+  async get(): Promise<CoordinatorRecord> {
+    const record = await this.store().get();
+    this.reads++;
+    const act = this.afterRead;
+    this.afterRead = undefined;
+    await act?.();
+    return record;
+  }
+
+  update(record: CoordinatorRecord): Promise<boolean> {
+    return this.store().update(record);
+  }
+}
+
 async function restingPipeline() {
   const schedule = new RecordingSchedule();
   const calls = { count: 0 };
+  const processorsView = new WatchedCoordinatorStore();
   const twins = await onTwins(
     { name: 'rest', window: minutes(1) },
     {
+      coordinator: processorsView,
       callCoordinator: () => {
         calls.count++;
         return Promise.resolve();
@@ -42,21 +78,25 @@ async function restingPipeline() {
     },
   );
   const { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards } = twins;
+  processorsView.watch(coordinator);
   const [target] = shards;
   if (!target) throw new Error('no shard');
   const start = time.now - 3_600_000;
   const order = (i: number, offsetMs: number): GeneratedOrder => ({ orderId: `o-${i}`, category: 'books', amount: 10 + i, timestamp: start + offsetMs, late: false });
   const deliver = (orders: readonly GeneratedOrder[]) => deliverOrders(kafka, processor, target, orders);
-  const coordinate = async (options: { store?: ShardStore; coordinator?: CoordinatorStore } = {}): Promise<CoordinatorOutcome> => {
+  const tick = async (t: ShardTarget) => {
+    await processor.processShard(t.stageId, t.topic, t.partition, []);
+  };
+  const coordinate = async (
+    options: { store?: ShardStore; coordinator?: CoordinatorStore; tick?: (t: ShardTarget) => Promise<void> } = {},
+  ): Promise<CoordinatorOutcome> => {
     time.now += 10_000;
     const { outcome, record } = await runCoordinator({
       plan,
       store: options.store ?? store,
       coordinator: options.coordinator ?? coordinator,
       shards,
-      tick: async (t) => {
-        await processor.processShard(t.stageId, t.topic, t.partition, []);
-      },
+      tick: options.tick ?? tick,
       clock,
       snapshots,
       schedule,
@@ -78,7 +118,7 @@ async function restingPipeline() {
         .map((r) => JSON.parse(r.value?.toString() ?? 'null') as Total)
         .map((t) => [`${t.category}@${t.windowStart}`, t.amount]),
     );
-  return { schedule, calls, coordinator, store, order, deliver, coordinate, untilAsleep, totals };
+  return { schedule, calls, coordinator, processorsView, store, order, deliver, tick, target, coordinate, untilAsleep, totals };
 }
 
 describe('a pipeline at rest', () => {
@@ -135,6 +175,50 @@ describe('a pipeline at rest', () => {
     expect(outcome).toBe('triggered');
     expect((await coordinator.get()).asleep).toBeUndefined();
     expect(schedule.paused).toBe(false);
+  });
+
+  it('is looked for after its commit only by a batch that started when the coordinator could rest before seeing it', async () => {
+    const { schedule, calls, coordinator, processorsView, order, deliver, tick, target, coordinate, untilAsleep, totals } = await restingPipeline();
+    const first = [order(0, 0), order(1, 70_000)];
+    await deliver(first);
+    await untilAsleep();
+    const second = [order(2, 130_000)];
+    await deliver(second);
+    expect(calls.count).toBe(1);
+    // Awake again: checkpoints count anew the completions that find the pipeline unchanged. A
+    // busy pipeline's batch starts with at most one counted, and reads the record at its start only.
+    expect(await coordinate()).toBe('triggered');
+    const busy = [order(3, 140_000)];
+    let readsBefore = processorsView.reads;
+    await deliver(busy);
+    expect(processorsView.reads - readsBefore).toBe(1);
+    let record = await coordinator.get();
+    for (let run = 0; run < 30 && !(record.resting?.checkpoints === RESTING_CHECKPOINTS - 1 && record.committed === record.triggered); run++) {
+      await coordinate();
+      record = await coordinator.get();
+    }
+    expect(record.resting?.checkpoints).toBe(RESTING_CHECKPOINTS - 1);
+
+    // The next checkpoint is triggered, and the shard acknowledges it without moving (a tick).
+    expect(await coordinate({ tick: () => Promise.resolve() })).toBe('triggered');
+    await tick(target);
+    // A batch starts now, and the last completion the coordinator needs comes while it runs:
+    // the coordinator completes, its commit function commits, and it goes to rest on the shard
+    // as it was before the batch. The batch reads the record after its commit and calls it.
+    processorsView.afterRead = async () => {
+      expect(await coordinate({ tick: () => Promise.resolve() })).toBe('completed');
+      expect(await coordinate({ tick: () => Promise.resolve() })).toBe('asleep');
+    };
+    readsBefore = processorsView.reads;
+    const third = [order(4, 200_000)];
+    await deliver(third);
+    expect(schedule.paused).toBe(true);
+    expect(processorsView.reads - readsBefore).toBe(2);
+    expect(calls.count).toBe(2);
+    expect(await coordinate()).toBe('triggered');
+    await untilAsleep();
+    // Every window the last order's watermark closed is out, committed.
+    expect(totals()).toEqual(expectedTotals([...first, ...second, ...busy], minutes(1)));
   });
 
   it('is called by a batch that commits after its last look at the shards, and wakes', async () => {
