@@ -15,7 +15,7 @@ import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } fro
 import { beginRollback, commitInEpochOrder, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
 import { OutputLimits } from './output-limits.js';
 import { mayRestBeforeCommitSeen } from './quiescence.js';
-import { hasStopped, NONE_DROPPED, prepareShardBatch, type DroppedRecords, type InputLog, type ShardFailure, type ShardProgress } from './shard-batch.js';
+import { hasStopped, keysOfRecords, NONE_DROPPED, prepareShardBatch, type DroppedRecords, type InputLog, type ShardFailure, type ShardProgress } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import { earliestEventTimer, type BadRecordError, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
 import { writeStateDelta } from '../snapshot/checkpoint-state.js';
@@ -246,8 +246,9 @@ export class Processor {
     const stage = this.stage(stageId);
     const shard = shardOf(stage, topic, partition);
     // The claim and the coordinator record's read are independent round trips: any order of
-    // the two was already possible, since the coordinator may act between them.
-    const claiming = store.claim(shard);
+    // the two was already possible, since the coordinator may act between them. The claim may
+    // read the batch's keys beside it too (ShardStore.claim).
+    const claiming = store.claim(shard, keysOfRecords(plan, stage, records));
     claiming.catch(() => undefined);
     const checkpoints = await coordinator.get();
     const rollback = pendingRollback(checkpoints, { stageId, topic, partition });

@@ -253,6 +253,17 @@ function keysOfText(text: string, maxParallelism: number): KeyRef[] {
   return keys;
 }
 
+/**
+ * The keys whose state a batch of `records` loads before it runs (its timers' keys aside):
+ * those its record keys may stand for and, for a stage that receives a broadcast, the shard's
+ * copy of the broadcast state, which its keyed elements read whatever their key.
+ */
+export function keysOfRecords(plan: Plan, stage: Stage, records: readonly KafkaRecord[]): KeyRef[] {
+  if (!hasKeyedState(stage)) return [];
+  const keys = candidateKeys(records, plan.maxParallelism);
+  return receivesBroadcast(stage) ? [...keys, keyRef(BROADCAST_KEY, plan.maxParallelism)] : keys;
+}
+
 /** Whether `record`'s Kafka key may stand for `key` (see {@link candidateKeys}). */
 function standsFor(record: KafkaRecord, key: KeyRef, maxParallelism: number): boolean {
   return record.key !== null && keysOfText(record.key.toString('utf8'), maxParallelism).some((k) => k.serialized === key.serialized);
@@ -355,12 +366,7 @@ export async function prepareShardBatch(options: ShardBatchOptions): Promise<Pre
       const snapshotTimers = (progress.executor?.timers ?? []).filter(
         (t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER),
       );
-      keysRead += await load([
-        ...candidateKeys(accepted, plan.maxParallelism),
-        ...snapshotTimers.map((t) => t.key),
-        // The shard's copy of the broadcast state, which its keyed elements read whatever their key.
-        ...(receivesBroadcast(stage) ? [keyRef(BROADCAST_KEY, plan.maxParallelism)] : []),
-      ]);
+      keysRead += await load([...keysOfRecords(plan, stage, accepted), ...snapshotTimers.map((t) => t.key)]);
     }
 
     if (formatsReady) await formatsReady;

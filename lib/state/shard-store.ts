@@ -95,7 +95,11 @@ export class ShardFencedError extends Error {
 }
 
 export interface ShardStore {
-  claim(shard: ShardRef): Promise<ShardClaim>;
+  /**
+   * Claims the shard. `expectedKeys` are keys the caller will read under the claim: a store may
+   * read them beside the claim, where that reads what a read after it would.
+   */
+  claim(shard: ShardRef, expectedKeys?: readonly KeyRef[]): Promise<ShardClaim>;
   /** The visible state of each key, as of the claim; keys without state are absent. */
   read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>>;
   /** Writes the changed keys under the claim's epoch; invisible until `commit`. */
@@ -205,6 +209,8 @@ export abstract class ItemShardStore implements ShardStore {
   private readonly lastCommitted = new Map<string, { readonly record: ShardRecord; readonly progress: string | undefined }>();
   /** Items read under each claim, so that a write is conditional on what its batch saw. */
   private readonly seen = new WeakMap<ShardClaim, Map<string, KeyItem | undefined>>();
+  /** Items read beside a claim (see {@link claim}), for its first read. */
+  private readonly readBeside = new WeakMap<ShardClaim, { readonly keys: ReadonlySet<string>; readonly items: Promise<Map<string, KeyItem>> }>();
   readonly requests: StoreRequestCounts = { recordReads: 0, recordWrites: 0, itemReadRequests: 0, itemsRead: 0, itemWrites: 0 };
 
   protected abstract getRecord(shard: ShardRef): Promise<ShardRecord | undefined>;
@@ -221,14 +227,25 @@ export abstract class ItemShardStore implements ShardStore {
    * record last claims over that copy without reading it first, and falls back to reading when
    * the conditional write finds the record changed: every write of a record moves its epoch or
    * its committed epoch, so the condition cannot hold over anything but that very record.
+   *
+   * That claim also reads `expectedKeys` beside its write. If it holds, no one claimed the shard
+   * since this store's commit, so every item written since came from an epoch the claim sees as
+   * aborted, conditional on the item it read: what the items show as committed is what they
+   * show once the claim lands, and a write over an item changed meanwhile fails its condition
+   * and reads it again, as it would after any read.
    */
-  async claim(shard: ShardRef): Promise<ShardClaim> {
+  async claim(shard: ShardRef, expectedKeys: readonly KeyRef[] = []): Promise<ShardClaim> {
     const id = shardId(shard);
     const committed = this.lastCommitted.get(id);
     this.lastCommitted.delete(id);
     if (committed) {
+      const items = expectedKeys.length > 0 ? this.getItems(shard, expectedKeys) : undefined;
+      items?.catch(() => undefined);
       const claim = await this.claimOver(shard, { ...committed.record, progress: committed.progress === undefined ? undefined : JSON.parse(committed.progress) });
-      if (claim) return claim;
+      if (claim) {
+        if (items) this.readBeside.set(claim, { keys: new Set(expectedKeys.map((key) => key.serialized)), items });
+        return claim;
+      }
     }
     for (;;) {
       const claim = await this.claimOver(shard, await this.getRecord(shard));
@@ -251,7 +268,7 @@ export abstract class ItemShardStore implements ShardStore {
   }
 
   async read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>> {
-    const items = await this.getItems(claim.shard, keys);
+    const items = await this.itemsUnder(claim, keys);
     const seen = this.seenBy(claim);
     const result = new Map<string, KeyState>();
     for (const key of keys) {
@@ -263,6 +280,17 @@ export abstract class ItemShardStore implements ShardStore {
       if (state) result.set(key.serialized, structuredClone(state));
     }
     return result;
+  }
+
+  /** The items of `keys`: those read beside the claim, if that read succeeded, and the rest read now. */
+  private async itemsUnder(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>> {
+    const beside = this.readBeside.get(claim);
+    this.readBeside.delete(claim);
+    const early = await beside?.items.catch(() => undefined);
+    if (!beside || !early) return this.getItems(claim.shard, keys);
+    const missing = keys.filter((key) => !beside.keys.has(key.serialized));
+    if (missing.length === 0) return early;
+    return new Map([...early, ...(await this.getItems(claim.shard, missing))]);
   }
 
   async write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void> {

@@ -137,6 +137,40 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
       expect(await readAll(store, await store.claim(shard), ['a'])).toEqual({ a: { count: 3 } });
     });
 
+    it('reads the batch’s keys beside a claim over its own last commit, and keeps what a zombie writes after that read invisible', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const zombie = await store.claim(shard);
+      await store.read(zombie, [key('c')]);
+      await commitBatch(store, shard, { a: 1 }, { offset: 1 });
+      const requestsBefore = store.requests.itemReadRequests;
+      const owner = await store.claim(shard, [key('a'), key('c')]);
+      expect(store.requests.itemReadRequests - requestsBefore).toBe(1);
+      // After the claim's read of the keys, before the owner reads them: its copy of c is stale.
+      await store.write(zombie, [{ key: key('c'), state: { count: 66 } }]);
+      expect(await readAll(store, owner, ['a', 'c'])).toEqual({ a: { count: 1 }, c: undefined });
+      expect(store.requests.itemReadRequests - requestsBefore).toBe(1);
+      await store.write(owner, [
+        { key: key('a'), state: { count: 2 } },
+        { key: key('c'), state: { count: 5 } },
+      ]);
+      await store.commit(owner, { offset: 2 });
+      await expect(store.commit(zombie, { offset: 66 })).rejects.toBeInstanceOf(ShardFencedError);
+      expect(await readAll(store, await store.claim(shard), ['a', 'c'])).toEqual({ a: { count: 2 }, c: { count: 5 } });
+    });
+
+    it('reads the batch’s keys after a claim that is not over its own last commit', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      await commitBatch(store, shard, { a: 1 }, { offset: 1 });
+      // A claim that never commits: the next one cannot claim over the last commit's copy.
+      await store.claim(shard);
+      const owner = await store.claim(shard, [key('a')]);
+      const requestsBefore = store.requests.itemReadRequests;
+      expect(await readAll(store, owner, ['a'])).toEqual({ a: { count: 1 } });
+      expect(store.requests.itemReadRequests - requestsBefore).toBe(1);
+    });
+
     it('keeps the committed value when the caller changes what it read in place and then crashes', async () => {
       const store = await createStore();
       const shard = newShard();
