@@ -11,6 +11,8 @@ export class BatchStateBackend implements KeyedStateBackend {
   private readonly states = new Map<string, Record<string, unknown>>();
   private readonly keys = new Map<string, KeyRef>();
   private readonly dirty = new Set<string>();
+  /** What changes() last returned, until the state changes. */
+  private copied: StateChange[] | undefined;
 
   /** Makes a key's state available to the batch (`undefined`: the key has none yet). */
   load(key: KeyRef, state: KeyState | undefined): void {
@@ -41,6 +43,7 @@ export class BatchStateBackend implements KeyedStateBackend {
   put(stateId: string, key: KeyRef, value: unknown): void {
     this.stateOf(key)[stateId] = value;
     this.dirty.add(key.serialized);
+    this.copied = undefined;
   }
 
   remove(stateId: string, key: KeyRef): void {
@@ -48,10 +51,19 @@ export class BatchStateBackend implements KeyedStateBackend {
     if (!(stateId in state)) return;
     delete state[stateId];
     this.dirty.add(key.serialized);
+    this.copied = undefined;
   }
 
-  /** The state of every key the batch changed; null for a key left with no state. */
+  /**
+   * The state of every key the batch changed; null for a key left with no state. Copied once
+   * the batch has run: the same copies serve the key-size check, the writes and the delta, until
+   * a put or a remove changes the state again.
+   */
   changes(): StateChange[] {
+    return (this.copied ??= this.copyChanges());
+  }
+
+  private copyChanges(): StateChange[] {
     return [...this.dirty].map((serialized) => {
       const state = this.states.get(serialized) ?? {};
       const key = this.keys.get(serialized) as KeyRef;
