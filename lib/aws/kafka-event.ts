@@ -39,24 +39,30 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function wholeNumber(value: unknown, where: string): number {
+/**
+ * Where a field of a record sits in the event, as text: built only for a message, since a
+ * batch of records would otherwise build several texts per record that nothing reads.
+ */
+type Place = (field: string) => string;
+
+function wholeNumber(value: unknown, place: Place, field: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    fail(where, `must be a whole number ≥ 0, not ${JSON.stringify(value)}`);
+    fail(place(field), `must be a whole number ≥ 0, not ${JSON.stringify(value)}`);
   }
   return value;
 }
 
-function base64(value: unknown, where: string): Buffer | null {
+function base64(value: unknown, place: Place, field: string): Buffer | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') fail(where, 'is not a base64 string');
+  if (typeof value !== 'string') fail(place(field), 'is not a base64 string');
   // Lambda sends padded base64, four characters for every three bytes. The decoder skips what is
   // not base64, so a value with such a character decodes to fewer bytes than its length says.
   // Counting is linear and allocates nothing, for values of any size (a regular expression over
   // a 4 MB value overflowed the stack; encoding each value back cost more than decoding it).
-  if (value.length % 4 !== 0) fail(where, 'is not a base64 string');
+  if (value.length % 4 !== 0) fail(place(field), 'is not a base64 string');
   const padding = value.endsWith('==') ? 2 : value.endsWith('=') ? 1 : 0;
   const bytes = Buffer.from(value, 'base64');
-  if (bytes.length !== (value.length / 4) * 3 - padding) fail(where, 'is not a base64 string');
+  if (bytes.length !== (value.length / 4) * 3 - padding) fail(place(field), 'is not a base64 string');
   return bytes;
 }
 
@@ -68,12 +74,12 @@ function headerBytes(value: unknown, where: string): Buffer {
   return Buffer.from((value as number[]).map((b) => b & 0xff));
 }
 
-function decodeHeaders(value: unknown, where: string): RecordHeader[] {
+function decodeHeaders(value: unknown, place: Place, field: string): RecordHeader[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) fail(where, 'must be an array of {name: bytes} objects');
+  if (!Array.isArray(value)) fail(place(field), 'must be an array of {name: bytes} objects');
   return value.flatMap((entry: unknown, index) => {
-    if (!isObject(entry)) fail(`${where}[${index}]`, 'must be an object {name: bytes}');
-    return Object.entries(entry).map(([key, bytes]) => ({ key, value: headerBytes(bytes, `${where}[${index}].${key}`) }));
+    if (!isObject(entry)) fail(place(`${field}[${index}]`), 'must be an object {name: bytes}');
+    return Object.entries(entry).map(([key, bytes]) => ({ key, value: headerBytes(bytes, place(`${field}[${index}].${key}`)) }));
   });
 }
 
@@ -84,8 +90,9 @@ function decodeHeaders(value: unknown, where: string): RecordHeader[] {
  * record reads the same whether the mapping delivered it or Sluice reread it from Kafka (a
  * replay, a gap), and a dead letter keeps the record's own bytes.
  */
-function reframed(bytes: Buffer | null, metadata: unknown, where: string): Buffer | null {
+function reframed(bytes: Buffer | null, metadata: unknown, place: Place, field: string): Buffer | null {
   if (bytes === null || metadata === undefined || metadata === null) return bytes;
+  const where = place(field);
   if (!isObject(metadata)) fail(where, 'must be an object {dataFormat, schemaId}');
   const { dataFormat, schemaId } = metadata;
   // Without a schema id the mapping validated nothing: the bytes are the record's own.
@@ -107,25 +114,25 @@ function reframed(bytes: Buffer | null, metadata: unknown, where: string): Buffe
   return writeWireFormat(Number(schemaId), bytes);
 }
 
-function decodeRecord(raw: unknown, where: string, topic: string, partition: number): KafkaRecord {
-  if (!isObject(raw)) fail(where, 'must be an object');
-  if (raw.topic !== topic) fail(`${where}.topic`, `is ${JSON.stringify(raw.topic)} but the record is listed under "${topic}-${partition}"`);
+function decodeRecord(raw: unknown, place: Place, topic: string, partition: number): KafkaRecord {
+  if (!isObject(raw)) fail(place(''), 'must be an object');
+  if (raw.topic !== topic) fail(place('.topic'), `is ${JSON.stringify(raw.topic)} but the record is listed under "${topic}-${partition}"`);
   if (raw.partition !== partition) {
-    fail(`${where}.partition`, `is ${JSON.stringify(raw.partition)} but the record is listed under "${topic}-${partition}"`);
+    fail(place('.partition'), `is ${JSON.stringify(raw.partition)} but the record is listed under "${topic}-${partition}"`);
   }
   const timestampType = raw.timestampType;
   if (typeof timestampType !== 'string' || !TIMESTAMP_TYPES.has(timestampType)) {
-    fail(`${where}.timestampType`, `must be CREATE_TIME or LOG_APPEND_TIME, not ${JSON.stringify(timestampType)}`);
+    fail(place('.timestampType'), `must be CREATE_TIME or LOG_APPEND_TIME, not ${JSON.stringify(timestampType)}`);
   }
   return {
     topic,
     partition,
-    offset: wholeNumber(raw.offset, `${where}.offset`),
-    timestamp: wholeNumber(raw.timestamp, `${where}.timestamp`),
+    offset: wholeNumber(raw.offset, place, '.offset'),
+    timestamp: wholeNumber(raw.timestamp, place, '.timestamp'),
     timestampType: timestampType as TimestampType,
-    key: reframed(base64(raw.key, `${where}.key`), raw.keySchemaMetadata, `${where}.keySchemaMetadata`),
-    value: reframed(base64(raw.value, `${where}.value`), raw.valueSchemaMetadata, `${where}.valueSchemaMetadata`),
-    headers: decodeHeaders(raw.headers, `${where}.headers`),
+    key: reframed(base64(raw.key, place, '.key'), raw.keySchemaMetadata, place, '.keySchemaMetadata'),
+    value: reframed(base64(raw.value, place, '.value'), raw.valueSchemaMetadata, place, '.valueSchemaMetadata'),
+    headers: decodeHeaders(raw.headers, place, '.headers'),
   };
 }
 
@@ -162,7 +169,7 @@ export function decodeKafkaEvent(lambdaEvent: LambdaKafkaEvent): DecodedKafkaEve
   const partitions = Object.entries(event.records).map(([key, list]) => {
     const { topic, partition } = splitPartitionKey(key);
     if (!Array.isArray(list)) fail(`records["${key}"]`, 'must be an array of records');
-    const records = list.map((raw: unknown, index) => decodeRecord(raw, `records["${key}"][${index}]`, topic, partition));
+    const records = list.map((raw: unknown, index) => decodeRecord(raw, (field) => `records["${key}"][${index}]${field}`, topic, partition));
     records.forEach((record, index) => {
       const previous = records[index - 1];
       if (previous && record.offset <= previous.offset) {
