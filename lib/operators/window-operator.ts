@@ -91,7 +91,12 @@ export function fieldAggregation<T>(aggregation: FieldAggregation, field: string
     if (typeof value !== 'number') throw new Error(`${aggregation}('${field}'): the element's ${field} is not a number`);
     return value;
   };
-  const withField = (element: T, value: number) => ({ ...element, [field]: value });
+  const withField = (element: T, value: number): T => {
+    // Copied, then the field set: a literal that spreads beside a computed key copies on V8's slow path.
+    const copy: Record<string, unknown> = Object.assign({}, element);
+    copy[field] = value;
+    return copy as T;
+  };
   switch (aggregation) {
     case 'sum':
       return (a, b) => withField(a, read(a) + read(b));
