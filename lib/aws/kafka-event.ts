@@ -66,9 +66,9 @@ function base64(value: unknown, place: Place, field: string): Buffer | null {
   return bytes;
 }
 
-function headerBytes(value: unknown, where: string): Buffer {
+function headerBytes(value: unknown, place: Place, field: string): Buffer {
   if (!Array.isArray(value) || !value.every((b) => Number.isInteger(b) && (b as number) >= -128 && (b as number) <= 255)) {
-    fail(where, 'must be an array of bytes');
+    fail(place(field), 'must be an array of bytes');
   }
   // Lambda writes header bytes as Java's signed bytes; & 0xff makes them unsigned.
   return Buffer.from((value as number[]).map((b) => b & 0xff));
@@ -79,7 +79,7 @@ function decodeHeaders(value: unknown, place: Place, field: string): RecordHeade
   if (!Array.isArray(value)) fail(place(field), 'must be an array of {name: bytes} objects');
   return value.flatMap((entry: unknown, index) => {
     if (!isObject(entry)) fail(place(`${field}[${index}]`), 'must be an object {name: bytes}');
-    return Object.entries(entry).map(([key, bytes]) => ({ key, value: headerBytes(bytes, place(`${field}[${index}].${key}`)) }));
+    return Object.entries(entry).map(([key, bytes]) => ({ key, value: headerBytes(bytes, place, `${field}[${index}].${key}`) }));
   });
 }
 
