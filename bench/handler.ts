@@ -12,15 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { MSKEvent } from 'aws-lambda';
 import { createDocumentClient, createS3Client, type AwsClientOptions } from '../lib/aws/clients.js';
-import { commitHandler, coordinatorHandler, processorHandler } from '../lib/aws/handlers.js';
+import { processorHandler } from '../lib/aws/handlers.js';
 import { PipelineRuntime } from '../lib/aws/runtime.js';
 import { RequestCounter } from '../lib/aws/request-metrics.js';
 import { CommittedRangeReader, KafkaAdmin, type KafkaRecord } from '../lib/kafka/index.js';
 import { acquireBrokers } from '../lib/offline/kafka-broker.js';
 import { mskEvent } from '../lib/offline/msk-event.js';
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
-import { nextCheckpointDueAt } from '../lib/state/coordinator-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
+import { LambdaDriver } from '../lib/testing/index.js';
 import { parseResult } from './child-io.js';
 import { ASSUMED_LATENCY_MS, criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, SERVICES, SpanLog, type Service } from './critical-path.js';
 import { startFloorHandler } from './contenders/kafkajs-floor-handler.js';
@@ -228,10 +228,11 @@ export async function runSluice(
   runtime.requests.observe(spans.aws);
   await ensureStateTable(createDocumentClient(emulators.dynamo), name);
   await ensureBucket(createS3Client(emulators.s3), name);
+  const driver = new LambdaDriver(runtime, clock);
   const [stage] = runtime.plan.stages;
   if (!stage) throw new Error('the bench pipeline has no stage');
   const handler = processorHandler(runtime, stage.id);
-  const checkpoint = checkpointOnTime(runtime, clock);
+  const checkpoint = () => driver.checkpoint({ onTime: true });
   try {
     const invoke = (event: MSKEvent) => {
       clock.now += 500;
@@ -241,40 +242,9 @@ export async function runSluice(
     await checkpoint();
     return { ...figures, windows: await committedRecords(brokers, `${name}-out`) };
   } finally {
+    await driver.close();
     await runtime.close();
   }
-}
-
-/**
- * Runs the coordinator (its ticks invoke the processor, its commit the commit function) until a
- * checkpoint triggered when it is due has committed, or the pipeline rests. The clock moves to the due time and no
- * further, as a coordinator on its schedule triggers then: batches then find the next
- * checkpoint due only once its interval has passed again, as they would on AWS.
- */
-function checkpointOnTime(runtime: PipelineRuntime, clock: { now: number }): () => Promise<void> {
-  const commit = commitHandler(runtime);
-  const coordinator = coordinatorHandler(
-    runtime,
-    async (target) => {
-      await processorHandler(runtime, target.stageId)({ sluice: 'tick', ...target });
-    },
-    async () => {
-      await commit();
-    },
-    () => clock.now,
-  );
-  return async () => {
-    const record = await runtime.coordinator.get();
-    clock.now = Math.max(clock.now, nextCheckpointDueAt(record, runtime.plan.checkpointing));
-    for (let round = 0; round < 10; round++) {
-      await coordinator();
-      const after = await runtime.coordinator.get();
-      // At rest, everything processed is committed already.
-      if (after.committed > record.triggered || after.asleep) return;
-      clock.now += 1;
-    }
-    throw new Error(`checkpoint ${record.triggered + 1} did not commit in 10 coordinator runs`);
-  };
 }
 
 async function runFloor(brokers: readonly string[], emulators: EmulatorHost, batch: number, events: readonly MSKEvent[], name: string): Promise<RunFigures> {

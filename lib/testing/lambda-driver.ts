@@ -4,6 +4,7 @@
 import { seconds } from '../api/index.js';
 import { CommittedRangeReader, KafkaAdmin } from '../kafka/index.js';
 import { listShards } from '../runtime/coordinator.js';
+import { nextCheckpointDueAt } from '../state/coordinator-store.js';
 import { commitHandler, coordinatorHandler, processorHandler } from '../aws/handlers.js';
 import type { PipelineRuntime } from '../aws/runtime.js';
 import { lambdaRecords } from '../offline/msk-event.js';
@@ -59,12 +60,17 @@ export class LambdaDriver {
 
   /**
    * Runs the coordinator (and so the commit function) until a checkpoint triggered now is
-   * committed, or the pipeline rests: then everything it processed is committed already.
+   * committed, or the pipeline rests: then everything it processed is committed already. Each
+   * run comes 10 s after the last; `onTime` runs the first when the next checkpoint is due and
+   * each other a millisecond later, as a coordinator on its schedule would, so that batches
+   * after it find the next checkpoint due only once its interval has passed again.
    */
-  async checkpoint(): Promise<number> {
-    const target = (await this.runtime.coordinator.get()).triggered + 1;
+  async checkpoint({ onTime = false }: { readonly onTime?: boolean } = {}): Promise<number> {
+    const before = await this.runtime.coordinator.get();
+    const target = before.triggered + 1;
+    if (onTime) this.clock.now = Math.max(this.clock.now, nextCheckpointDueAt(before, this.runtime.plan.checkpointing));
     for (let round = 0; round < 10; round++) {
-      this.clock.now += seconds(10);
+      this.clock.now += onTime ? (round === 0 ? 0 : 1) : seconds(10);
       await this.coordinator();
       const record = await this.runtime.coordinator.get();
       if (record.committed >= target || record.asleep) return record.committed;
