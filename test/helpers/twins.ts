@@ -4,7 +4,7 @@ import { planPipeline } from '../../lib/plan/planner.js';
 import { listShards, type ShardTarget } from '../../lib/runtime/coordinator.js';
 import { Processor, type ProcessorOptions } from '../../lib/runtime/processor.js';
 import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
-import { MemoryCoordinatorStore } from '../../lib/state/coordinator-store.js';
+import { MemoryCoordinatorStore, type CoordinatorRecord, type CoordinatorStore } from '../../lib/state/coordinator-store.js';
 import { MemoryShardStore } from '../../lib/state/memory-shard-store.js';
 import { KafkaTwin } from '../../lib/testing/kafka-twin.js';
 import { orderTotalsPipeline, type OrderTotalsOptions } from './pipelines.js';
@@ -15,7 +15,34 @@ interface TwinOrder {
   readonly timestamp: number;
 }
 
-/** A pipeline on the simulation's twins, with a clock the test moves by hand. */
+/**
+ * The coordinator record as the processor reads it: counts the reads, and runs `afterRead`
+ * (once) after a read, before the processor gets the record. Coordinator runs read `direct`.
+ */
+export class WatchedCoordinatorStore implements CoordinatorStore {
+  reads = 0;
+  afterRead: (() => Promise<void>) | undefined;
+
+  constructor(readonly direct: CoordinatorStore) {}
+
+  async get(): Promise<CoordinatorRecord> {
+    const record = await this.direct.get();
+    this.reads++;
+    const act = this.afterRead;
+    this.afterRead = undefined;
+    await act?.();
+    return record;
+  }
+
+  update(record: CoordinatorRecord): Promise<boolean> {
+    return this.direct.update(record);
+  }
+}
+
+/**
+ * A pipeline on the simulation's twins, with a clock the test moves by hand. The processor reads
+ * the coordinator record through `processorsView`; `coordinator` is the record itself.
+ */
 export async function onTwins(options: Omit<OrderTotalsOptions, 'input' | 'brokers'>, processorOptions: Partial<ProcessorOptions> = {}) {
   const time = { now: Date.UTC(2026, 11, 1, 9, 0, 0) };
   const clock = () => time.now;
@@ -27,9 +54,10 @@ export async function onTwins(options: Omit<OrderTotalsOptions, 'input' | 'broke
   const store = new MemoryShardStore();
   const coordinator = new MemoryCoordinatorStore();
   const snapshots = new MemorySnapshotStore();
-  const processor = new Processor({ plan, store, coordinator, kafka, clock, snapshots, ...processorOptions });
+  const processorsView = new WatchedCoordinatorStore(coordinator);
+  const processor = new Processor({ plan, store, coordinator: processorsView, kafka, clock, snapshots, ...processorOptions });
   const shards = await listShards(plan, kafka.admin);
-  return { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards };
+  return { time, clock, kafka, plan, store, coordinator, processorsView, snapshots, processor, shards };
 }
 
 

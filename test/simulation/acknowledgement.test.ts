@@ -4,40 +4,15 @@
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../lib/api/index.js';
 import { runCoordinator, shardRefOf } from '../../lib/runtime/coordinator.js';
-import { Processor, runtimeProgressOf } from '../../lib/runtime/processor.js';
-import { MemoryCoordinatorStore, type CoordinatorRecord, type CoordinatorStore } from '../../lib/state/coordinator-store.js';
+import { runtimeProgressOf } from '../../lib/runtime/processor.js';
 import type { GeneratedOrder } from '../helpers/orders.js';
 import { deliverOrders, onTwins } from '../helpers/twins.js';
-
-/**
- * The coordinator record as the processor reads it, counting its reads: `afterRead` runs once
- * the record is read, before the reader gets it. The coordinator uses `direct`.
- */
-class ActingAfterRead extends MemoryCoordinatorStore {
-  afterRead: (() => Promise<void>) | undefined;
-  reads = 0;
-  readonly direct: CoordinatorStore = {
-    get: () => MemoryCoordinatorStore.prototype.get.call(this),
-    update: (record) => this.update(record),
-  };
-
-  override async get(): Promise<CoordinatorRecord> {
-    const record = await super.get();
-    this.reads++;
-    const act = this.afterRead;
-    this.afterRead = undefined;
-    await act?.();
-    return record;
-  }
-}
 
 const order = (i: number, timestamp: number): GeneratedOrder => ({ orderId: `o-${i}`, category: 'books', amount: 10 + i, timestamp, late: false });
 
 describe('a checkpoint triggered while a batch runs', () => {
   it('is acknowledged by that batch, whose output it then covers', async () => {
-    const { time, clock, kafka, plan, store, snapshots, shards } = await onTwins({ name: 'acknowledging', window: minutes(5) });
-    const coordinator = new ActingAfterRead();
-    const processor = new Processor({ plan, store, coordinator, kafka, clock, snapshots });
+    const { time, clock, kafka, plan, store, processorsView: coordinator, processor, snapshots, shards } = await onTwins({ name: 'acknowledging', window: minutes(5) });
     const [target] = shards;
     if (!target) throw new Error('no shard');
     const shard = shardRefOf(plan, target);

@@ -7,7 +7,7 @@ import { minutes } from '../../lib/api/index.js';
 import { commitCompletedCheckpoints, runCoordinator, type CoordinatorOutcome } from '../../lib/runtime/coordinator.js';
 import type { ShardTarget } from '../../lib/runtime/coordinator.js';
 import { RESTING_CHECKPOINTS, type CoordinatorSchedule } from '../../lib/runtime/quiescence.js';
-import type { CoordinatorRecord, CoordinatorStore } from '../../lib/state/coordinator-store.js';
+import type { CoordinatorStore } from '../../lib/state/coordinator-store.js';
 import type { ShardStore } from '../../lib/state/shard-store.js';
 import { expectedTotals, type GeneratedOrder } from '../helpers/orders.js';
 import type { Total } from '../helpers/pipelines.js';
@@ -30,55 +30,19 @@ class RecordingSchedule implements CoordinatorSchedule {
   }
 }
 
-/**
- * The coordinator record as the processor reads it: counts the reads, and runs `afterRead`
- * (once) after a read, before the processor gets the record. The coordinator reads the same
- * record directly.
- */
-class WatchedCoordinatorStore implements CoordinatorStore {
-  reads = 0;
-  afterRead: (() => Promise<void>) | undefined;
-  private watched: CoordinatorStore | undefined;
-
-  watch(store: CoordinatorStore): void {
-    this.watched = store;
-  }
-
-  private store(): CoordinatorStore {
-    if (!this.watched) throw new Error('nothing watched yet');
-    return this.watched;
-  }
-
-  async get(): Promise<CoordinatorRecord> {
-    const record = await this.store().get();
-    this.reads++;
-    const act = this.afterRead;
-    this.afterRead = undefined;
-    await act?.();
-    return record;
-  }
-
-  update(record: CoordinatorRecord): Promise<boolean> {
-    return this.store().update(record);
-  }
-}
-
 async function restingPipeline() {
   const schedule = new RecordingSchedule();
   const calls = { count: 0 };
-  const processorsView = new WatchedCoordinatorStore();
   const twins = await onTwins(
     { name: 'rest', window: minutes(1) },
     {
-      coordinator: processorsView,
       callCoordinator: () => {
         calls.count++;
         return Promise.resolve();
       },
     },
   );
-  const { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards } = twins;
-  processorsView.watch(coordinator);
+  const { time, clock, kafka, plan, store, coordinator, processorsView, snapshots, processor, shards } = twins;
   const [target] = shards;
   if (!target) throw new Error('no shard');
   const start = time.now - 3_600_000;
