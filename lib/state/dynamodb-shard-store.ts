@@ -8,24 +8,18 @@ import {
   type DynamoDBDocumentClient,
   type ScanCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import type { KeyRef } from './keys.js';
-import {
-  ItemShardStore,
-  type EpochRange,
-  type KeyItem,
-  type KeyState,
-  type RecordCondition,
-  type ShardRecord,
-  type ShardRef,
-} from './shard-store.js';
+import { INITIAL_LAYOUT, type PackId, type PackOptions, type StoredPack } from './packs.js';
+import { ItemShardStore, type EpochRange, type PackCondition, type RecordCondition, type ShardRecord, type ShardRef } from './shard-store.js';
 
 /**
  * The shard store on DynamoDB (see docs/PROTOCOL.md). One table, keys `pk` and `sk`:
  *
  * - shard record — pk `shard#<stage>#<shard>`, sk `record`: `epoch`, `committedEpoch`,
- *   `aborted` (JSON ranges), `progress` (JSON);
- * - key item — pk `key#<stage>#<shard>#<key group>`, sk `<key as JSON>`: `cur`, `prev`
- *   (JSON), `curEpoch`, `prevEpoch`. Key groups spread a shard's keys over many partitions.
+ *   `aborted` (JSON ranges), `progress` (JSON), `buckets` and `liveBytes` (the pack layout);
+ * - bucket pack — pk `pack#<stage>#<shard>#b<bucket>`, sk `pack`: `entries` (JSON), `ver`,
+ *   `epoch`. One partition key per bucket spreads a shard's keys over many partitions;
+ * - spilled key — pk `pack#<stage>#<shard>#k<key group>`, sk `<key as JSON>`: the same
+ *   attributes, for the one entry of a key whose state is too large to share a pack.
  *
  * Every read is strongly consistent; every write is conditional (no transactions).
  */
@@ -35,16 +29,19 @@ export class DynamoShardStore extends ItemShardStore {
     private readonly tableName: string,
     /** Key writes in flight at once: the SDK's default socket pool, so that a batch of up to 50 changed keys writes in one round trip. */
     private readonly concurrency = 50,
+    packing: PackOptions = {},
   ) {
-    super();
+    super(packing);
   }
 
   private static recordKey({ stage, shard }: ShardRef) {
     return { pk: `shard#${stage}#${shard}`, sk: 'record' };
   }
 
-  private static itemKey({ stage, shard }: ShardRef, key: KeyRef) {
-    return { pk: `key#${stage}#${shard}#${key.keyGroup}`, sk: key.serialized };
+  private static packKey({ stage, shard }: ShardRef, id: PackId) {
+    return id.key
+      ? { pk: `pack#${stage}#${shard}#k${id.key.keyGroup}`, sk: id.key.serialized }
+      : { pk: `pack#${stage}#${shard}#b${id.bucket}`, sk: 'pack' };
   }
 
   protected async getRecord(shard: ShardRef): Promise<ShardRecord | undefined> {
@@ -58,6 +55,7 @@ export class DynamoShardStore extends ItemShardStore {
       committedEpoch: Item.committedEpoch as number,
       abortedEpochs: JSON.parse(Item.aborted as string) as EpochRange[],
       progress: Item.progress === undefined ? undefined : (JSON.parse(Item.progress as string) as unknown),
+      layout: Item.buckets === undefined ? INITIAL_LAYOUT : { buckets: Item.buckets as number, liveBytes: Item.liveBytes as number },
     };
   }
 
@@ -72,6 +70,8 @@ export class DynamoShardStore extends ItemShardStore {
           epoch: record.epoch,
           committedEpoch: record.committedEpoch,
           aborted: JSON.stringify(record.abortedEpochs),
+          buckets: record.layout.buckets,
+          liveBytes: record.layout.liveBytes,
           ...(record.progress === undefined ? {} : { progress: JSON.stringify(record.progress) }),
         },
         ...condition,
@@ -79,12 +79,12 @@ export class DynamoShardStore extends ItemShardStore {
     );
   }
 
-  protected async getItems(shard: ShardRef, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>> {
-    const result = new Map<string, KeyItem>();
-    const unique = [...new Map(keys.map((key) => [key.serialized, key])).values()];
-    this.requests.itemsRead += unique.length;
-    for (let start = 0; start < unique.length; start += 100) {
-      let pending: Record<string, unknown>[] = unique.slice(start, start + 100).map((key) => DynamoShardStore.itemKey(shard, key));
+  protected async getPacks(shard: ShardRef, ids: readonly PackId[]): Promise<Map<string, StoredPack>> {
+    const result = new Map<string, StoredPack>();
+    const byKey = new Map(ids.map((id) => [JSON.stringify(DynamoShardStore.packKey(shard, id)), id.text]));
+    this.requests.itemsRead += ids.length;
+    for (let start = 0; start < ids.length; start += 100) {
+      let pending: Record<string, unknown>[] = ids.slice(start, start + 100).map((id) => DynamoShardStore.packKey(shard, id));
       for (let attempt = 0; pending.length > 0; attempt++) {
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(25 * 2 ** attempt, 2_000)));
         this.requests.itemReadRequests++;
@@ -92,12 +92,8 @@ export class DynamoShardStore extends ItemShardStore {
           new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
         );
         for (const item of response.Responses?.[this.tableName] ?? []) {
-          result.set(item.sk as string, {
-            cur: JSON.parse(item.cur as string) as KeyState | null,
-            curEpoch: item.curEpoch as number,
-            prev: JSON.parse(item.prev as string) as KeyState | null,
-            prevEpoch: item.prevEpoch as number,
-          });
+          const text = byKey.get(JSON.stringify({ pk: item.pk as string, sk: item.sk as string }));
+          if (text !== undefined) result.set(text, { version: item.ver as number, epoch: item.epoch as number, entries: item.entries as string });
         }
         pending = response.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
         if (attempt > 20 && pending.length > 0) throw new Error(`DynamoDB left ${pending.length} keys unprocessed after 20 retries`);
@@ -106,21 +102,13 @@ export class DynamoShardStore extends ItemShardStore {
     return result;
   }
 
-  protected putItemIf(shard: ShardRef, key: KeyRef, item: KeyItem, expectedCurEpoch: number | undefined): Promise<boolean> {
+  protected putPackIf(shard: ShardRef, id: PackId, pack: StoredPack, condition: PackCondition): Promise<boolean> {
     this.requests.itemWrites++;
     return this.conditional(
       new PutCommand({
         TableName: this.tableName,
-        Item: {
-          ...DynamoShardStore.itemKey(shard, key),
-          cur: JSON.stringify(item.cur),
-          curEpoch: item.curEpoch,
-          prev: JSON.stringify(item.prev),
-          prevEpoch: item.prevEpoch,
-        },
-        ...(expectedCurEpoch === undefined
-          ? { ConditionExpression: 'attribute_not_exists(pk)' }
-          : { ConditionExpression: 'curEpoch = :seen', ExpressionAttributeValues: { ':seen': expectedCurEpoch } }),
+        Item: { ...DynamoShardStore.packKey(shard, id), entries: pack.entries, ver: pack.version, epoch: pack.epoch },
+        ...packConditionExpression(condition),
       }),
     );
   }
@@ -138,7 +126,7 @@ export class DynamoShardStore extends ItemShardStore {
           TableName: this.tableName,
           ProjectionExpression: 'pk, sk',
           FilterExpression: 'begins_with(pk, :key)',
-          ExpressionAttributeValues: { ':key': 'key#' },
+          ExpressionAttributeValues: { ':key': 'pack#' },
           ConsistentRead: true,
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
@@ -200,6 +188,17 @@ export async function ensureStateTable(client: DynamoDBDocumentClient, tableName
     if (Date.now() > deadline) throw new Error(`DynamoDB table ${tableName} is still ${Table?.TableStatus ?? 'missing'} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+function packConditionExpression(condition: PackCondition) {
+  if (condition.kind === 'older') {
+    return { ConditionExpression: 'attribute_not_exists(pk) OR epoch < :epoch', ExpressionAttributeValues: { ':epoch': condition.epoch } };
+  }
+  if (condition.version === undefined) return { ConditionExpression: 'attribute_not_exists(pk)' };
+  return {
+    ConditionExpression: 'ver = :version AND epoch <= :epoch',
+    ExpressionAttributeValues: { ':version': condition.version, ':epoch': condition.epoch },
+  };
 }
 
 function conditionExpression(condition: RecordCondition) {

@@ -24,7 +24,7 @@ export function keyAsRecordKey(key: KeyRef): string {
 }
 
 /** FNV-1a over the UTF-16 code units: stable across processes and versions. */
-function hash(text: string): number {
+export function stableHash(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
@@ -34,5 +34,5 @@ function hash(text: string): number {
 }
 
 export function keyGroupOf(serializedKey: string, maxParallelism: number): number {
-  return hash(serializedKey) % maxParallelism;
+  return stableHash(serializedKey) % maxParallelism;
 }

@@ -1,10 +1,11 @@
-import type { KeyRef } from './keys.js';
+import type { PackId, StoredPack } from './packs.js';
 import {
+  committedStateOf,
   ItemShardStore,
   meetsCondition,
-  visibleState,
-  type KeyItem,
+  meetsPackCondition,
   type KeyState,
+  type PackCondition,
   type RecordCondition,
   type ShardRecord,
   type ShardRef,
@@ -17,7 +18,7 @@ function shardId({ stage, shard }: ShardRef): string {
 /** The shard store in memory, with the same conditions as DynamoDB's: for tests and the harness. */
 export class MemoryShardStore extends ItemShardStore {
   private readonly records = new Map<string, ShardRecord>();
-  private readonly items = new Map<string, Map<string, KeyItem>>();
+  private readonly packs = new Map<string, Map<string, StoredPack>>();
 
   protected getRecord(shard: ShardRef): Promise<ShardRecord | undefined> {
     this.requests.recordReads++;
@@ -31,24 +32,24 @@ export class MemoryShardStore extends ItemShardStore {
     return Promise.resolve(matches);
   }
 
-  protected getItems(shard: ShardRef, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>> {
-    this.requests.itemReadRequests += Math.ceil(keys.length / 100);
-    this.requests.itemsRead += keys.length;
-    const stored = this.items.get(shardId(shard));
-    const result = new Map<string, KeyItem>();
-    for (const key of keys) {
-      const item = stored?.get(key.serialized);
-      if (item) result.set(key.serialized, structuredClone(item));
+  protected getPacks(shard: ShardRef, ids: readonly PackId[]): Promise<Map<string, StoredPack>> {
+    this.requests.itemReadRequests += Math.ceil(ids.length / 100);
+    this.requests.itemsRead += ids.length;
+    const stored = this.packs.get(shardId(shard));
+    const result = new Map<string, StoredPack>();
+    for (const { text } of ids) {
+      const pack = stored?.get(text);
+      if (pack) result.set(text, pack);
     }
     return Promise.resolve(result);
   }
 
-  protected putItemIf(shard: ShardRef, key: KeyRef, item: KeyItem, expectedCurEpoch: number | undefined): Promise<boolean> {
+  protected putPackIf(shard: ShardRef, id: PackId, pack: StoredPack, condition: PackCondition): Promise<boolean> {
     this.requests.itemWrites++;
-    let stored = this.items.get(shardId(shard));
-    if (!stored) this.items.set(shardId(shard), (stored = new Map<string, KeyItem>()));
-    const matches = stored.get(key.serialized)?.curEpoch === expectedCurEpoch;
-    if (matches) stored.set(key.serialized, structuredClone(item));
+    let stored = this.packs.get(shardId(shard));
+    if (!stored) this.packs.set(shardId(shard), (stored = new Map<string, StoredPack>()));
+    const matches = meetsPackCondition(stored.get(id.text), condition);
+    if (matches) stored.set(id.text, { ...pack });
     return Promise.resolve(matches);
   }
 
@@ -58,19 +59,12 @@ export class MemoryShardStore extends ItemShardStore {
 
   /** Every key's committed state in the shard, as a reader would see it now: for checking a test's outcome. */
   committedState(shard: ShardRef): Map<string, KeyState> {
-    const record = this.records.get(shardId(shard));
-    const claim = { shard, epoch: record?.epoch ?? 0, committedEpoch: record?.committedEpoch ?? 0, abortedEpochs: record?.abortedEpochs ?? [], progress: undefined };
-    const state = new Map<string, KeyState>();
-    for (const [key, item] of this.items.get(shardId(shard)) ?? []) {
-      const visible = visibleState(claim, item);
-      if (visible) state.set(key, visible);
-    }
-    return state;
+    return committedStateOf(this.records.get(shardId(shard)), this.packs.get(shardId(shard)) ?? new Map<string, StoredPack>());
   }
 
   deleteKeyedState(): Promise<number> {
-    const count = [...this.items.values()].reduce((sum, items) => sum + items.size, 0);
-    this.items.clear();
+    const count = [...this.packs.values()].reduce((sum, packs) => sum + packs.size, 0);
+    this.packs.clear();
     return Promise.resolve(count);
   }
 }

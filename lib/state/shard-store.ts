@@ -1,4 +1,22 @@
 import type { KeyRef } from './keys.js';
+import {
+  ancestorOf,
+  bucketOf,
+  bucketPack,
+  grownLayout,
+  INITIAL_LAYOUT,
+  liveBytesOf,
+  MAX_PACK_BYTES,
+  PACK_LIVE_BYTES,
+  packHash,
+  SPILL_STATE_BYTES,
+  spillPack,
+  writeUnits,
+  type PackId,
+  type PackLayout,
+  type PackOptions,
+  type StoredPack,
+} from './packs.js';
 
 /**
  * Durable progress and keyed state of shards — the heart of Sluice's exactly-once
@@ -8,9 +26,11 @@ import type { KeyRef } from './keys.js';
  *   shard's epoch (its fencing token) and, if the previous owner never committed, records
  *   that owner's epoch as aborted.
  * - **Write.** The invocation writes the new value of every key it changed, tagged with its
- *   epoch. Each key item keeps its newest value (`cur`) and the last committed value before
- *   it (`prev`); a write only replaces an item whose `cur` it has seen, so a zombie (an older
- *   epoch still running) can never overwrite a newer epoch's value.
+ *   epoch. Each key's entry keeps its newest value (`cur`) and the last committed value before
+ *   it (`prev`). Entries live in packs (lib/state/packs.ts), one DynamoDB item per hash
+ *   bucket; a write only replaces a pack in the version it has seen, and never a pack a newer
+ *   epoch wrote, so a zombie (an older epoch still running) can never overwrite a newer
+ *   epoch's value.
  * - **Commit.** One conditional update of the shard's record, on condition that the epoch is
  *   still the invocation's, makes everything durable at once: it records the epoch as
  *   committed together with the shard's progress (offset, watermark, transaction, ...).
@@ -41,6 +61,8 @@ export interface ShardClaim {
   readonly abortedEpochs: readonly EpochRange[];
   /** What the last commit recorded; undefined for a shard that never committed. */
   readonly progress: unknown;
+  /** Where the committed state's keys live. */
+  readonly layout: PackLayout;
 }
 
 export interface StateChange {
@@ -118,11 +140,17 @@ export interface ShardStore {
   deleteKeyedState(): Promise<number>;
 }
 
-/** One key's item: the newest value and the last committed value before it. */
+/** Marks a spilled key's state in its pack: the state is in the key's own item. */
+export const SPILLED = 0;
+
+/** What an entry holds: a key's state, null for cleared state, or the spill marker. */
+export type StoredState = KeyState | null | typeof SPILLED;
+
+/** One key's entry: the newest value and the last committed value before it. */
 export interface KeyItem {
-  readonly cur: KeyState | null;
+  readonly cur: StoredState;
   readonly curEpoch: number;
-  readonly prev: KeyState | null;
+  readonly prev: StoredState;
   readonly prevEpoch: number;
 }
 
@@ -130,20 +158,32 @@ export function isCommitted(claim: Pick<ShardClaim, 'committedEpoch' | 'abortedE
   return epoch <= claim.committedEpoch && !claim.abortedEpochs.some(([from, to]) => epoch >= from && epoch <= to);
 }
 
-/** The value a reader with this claim sees in an item: undefined when no committed value exists. */
-export function visibleState(claim: ShardClaim, item: KeyItem | undefined): KeyState | null | undefined {
+/** The value a reader with this claim sees in an entry: undefined when no committed value exists. */
+export function visibleState(claim: Pick<ShardClaim, 'committedEpoch' | 'abortedEpochs'>, item: KeyItem | undefined): StoredState | undefined {
   if (!item) return undefined;
   if (isCommitted(claim, item.curEpoch)) return item.cur;
   if (item.prevEpoch >= 0 && isCommitted(claim, item.prevEpoch)) return item.prev;
   return undefined;
 }
 
-/** The item an epoch writes over `existing`: `prev` keeps the last committed value. */
-export function nextItem(claim: ShardClaim, existing: KeyItem | undefined, state: KeyState | null): KeyItem {
+/** The entry an epoch writes over `existing`: `prev` keeps the last committed value. */
+export function nextItem(claim: ShardClaim, existing: KeyItem | undefined, state: StoredState): KeyItem {
   const visible = visibleState(claim, existing);
   if (!existing || visible === undefined) return { cur: state, curEpoch: claim.epoch, prev: null, prevEpoch: -1 };
   const prevEpoch = isCommitted(claim, existing.curEpoch) ? existing.curEpoch : existing.prevEpoch;
   return { cur: state, curEpoch: claim.epoch, prev: visible, prevEpoch };
+}
+
+/**
+ * An entry of an older epoch as a rewrite of its pack keeps it: its committed value alone, or
+ * nothing for cleared or never-committed state. Every epoch older than the claim is committed
+ * or aborted for good, so the value it drops is one no reader can see.
+ */
+function settled(claim: ShardClaim, item: KeyItem): KeyItem | undefined {
+  const epoch = isCommitted(claim, item.curEpoch) ? item.curEpoch : item.prevEpoch;
+  const value = epoch === item.curEpoch ? item.cur : item.prev;
+  if (epoch < 0 || value === null || !isCommitted(claim, epoch)) return undefined;
+  return { cur: value, curEpoch: epoch, prev: null, prevEpoch: -1 };
 }
 
 /** Adds `epoch` to the aborted ranges, merging it with an adjacent range. */
@@ -161,6 +201,7 @@ export interface ShardRecord {
   readonly committedEpoch: number;
   readonly abortedEpochs: readonly EpochRange[];
   readonly progress: unknown;
+  readonly layout: PackLayout;
 }
 
 /**
@@ -185,6 +226,22 @@ export function meetsCondition(current: ShardRecord | undefined, condition: Reco
   }
 }
 
+/**
+ * When a pack write may land: over the version the writer read (undefined: none), written by
+ * no newer epoch; or, for a bucket no committed layout has, over anything an older epoch wrote
+ * — only aborted epochs can have written it.
+ */
+export type PackCondition =
+  | { readonly kind: 'version'; readonly version: number | undefined; readonly epoch: number }
+  | { readonly kind: 'older'; readonly epoch: number };
+
+/** Whether `current` meets `condition` (the in-memory twin's version of DynamoDB's condition expression). */
+export function meetsPackCondition(current: StoredPack | undefined, condition: PackCondition): boolean {
+  if (condition.kind === 'older') return current === undefined || current.epoch < condition.epoch;
+  if (condition.version === undefined) return current === undefined;
+  return current?.version === condition.version && current.epoch <= condition.epoch;
+}
+
 /** Requests a store made, for the cost metrics (DynamoDB requests are the bill). */
 export interface StoreRequestCounts {
   recordReads: number;
@@ -192,12 +249,51 @@ export interface StoreRequestCounts {
   itemReadRequests: number;
   itemsRead: number;
   itemWrites: number;
+  /** DynamoDB write units of every record and pack write, from the size of what it wrote. */
+  writeUnits: number;
 }
 
 const MAX_WRITE_ATTEMPTS = 5;
+/** Bytes of a record's or pack's keys and attribute names, beyond its JSON. */
+const ITEM_OVERHEAD_BYTES = 100;
 
 function shardId({ stage, shard }: ShardRef): string {
   return `${stage}/${shard}`;
+}
+
+/** A pack as a batch works with it: its entries by key. */
+interface Pack {
+  readonly version: number;
+  readonly epoch: number;
+  readonly entries: ReadonlyMap<string, KeyItem>;
+}
+
+type StoredEntry = [StoredState, number] | [StoredState, number, StoredState, number];
+
+function parsePack(stored: StoredPack | undefined): Pack | undefined {
+  if (!stored) return undefined;
+  const entries = new Map<string, KeyItem>();
+  for (const [key, [cur, curEpoch, prev = null, prevEpoch = -1]] of Object.entries(JSON.parse(stored.entries) as Record<string, StoredEntry>)) {
+    entries.set(key, { cur, curEpoch, prev, prevEpoch });
+  }
+  return { version: stored.version, epoch: stored.epoch, entries };
+}
+
+function entriesJson(entries: ReadonlyMap<string, KeyItem>): string {
+  const parts: string[] = [];
+  for (const [key, { cur, curEpoch, prev, prevEpoch }] of entries) {
+    const entry: StoredEntry = prevEpoch < 0 ? [cur, curEpoch] : [cur, curEpoch, prev, prevEpoch];
+    parts.push(`${JSON.stringify(key)}:${JSON.stringify(entry)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+function homeOf(key: KeyRef, layout: PackLayout): PackId {
+  return bucketPack(bucketOf(packHash(key.serialized), layout.buckets));
+}
+
+function distinct(ids: readonly PackId[]): PackId[] {
+  return [...new Map(ids.map((id) => [id.text, id])).values()];
 }
 
 /**
@@ -207,18 +303,28 @@ function shardId({ stage, shard }: ShardRef): string {
 export abstract class ItemShardStore implements ShardStore {
   /** The record this store's latest commit of each shard wrote, for the next claim (see {@link claim}). */
   private readonly lastCommitted = new Map<string, { readonly record: ShardRecord; readonly progress: string | undefined }>();
-  /** Items read under each claim, so that a write is conditional on what its batch saw. */
-  private readonly seen = new WeakMap<ShardClaim, Map<string, KeyItem | undefined>>();
-  /** Items read beside a claim (see {@link claim}), for its first read. */
-  private readonly readBeside = new WeakMap<ShardClaim, { readonly keys: ReadonlySet<string>; readonly items: Promise<Map<string, KeyItem>> }>();
-  readonly requests: StoreRequestCounts = { recordReads: 0, recordWrites: 0, itemReadRequests: 0, itemsRead: 0, itemWrites: 0 };
+  /** Packs read (undefined: absent) or written under each claim, so that a write is conditional on what its batch saw. */
+  private readonly seen = new WeakMap<ShardClaim, Map<string, Pack | undefined>>();
+  /** Packs read beside a claim (see {@link claim}), for its first read. */
+  private readonly readBeside = new WeakMap<ShardClaim, { readonly ids: readonly PackId[]; readonly packs: Promise<Map<string, StoredPack>> }>();
+  /** The layout a claim's writes grew the shard to, for its commit to record. */
+  private readonly grown = new WeakMap<ShardClaim, PackLayout>();
+  readonly requests: StoreRequestCounts = { recordReads: 0, recordWrites: 0, itemReadRequests: 0, itemsRead: 0, itemWrites: 0, writeUnits: 0 };
+  private readonly liveBytesPerPack: number;
+  private readonly spillStateBytes: number;
+
+  constructor({ liveBytesPerPack = PACK_LIVE_BYTES, spillStateBytes = SPILL_STATE_BYTES }: PackOptions = {}) {
+    this.liveBytesPerPack = liveBytesPerPack;
+    this.spillStateBytes = spillStateBytes;
+  }
 
   protected abstract getRecord(shard: ShardRef): Promise<ShardRecord | undefined>;
   /** Replaces the record if it meets `condition`. */
   protected abstract putRecordIf(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean>;
-  protected abstract getItems(shard: ShardRef, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>>;
-  /** Writes the item if the stored one's `curEpoch` is still `expectedCurEpoch` (undefined: if there is none). */
-  protected abstract putItemIf(shard: ShardRef, key: KeyRef, item: KeyItem, expectedCurEpoch: number | undefined): Promise<boolean>;
+  /** The stored packs among `ids`, by id text. */
+  protected abstract getPacks(shard: ShardRef, ids: readonly PackId[]): Promise<Map<string, StoredPack>>;
+  /** Writes the pack if the stored one meets `condition`. */
+  protected abstract putPackIf(shard: ShardRef, id: PackId, pack: StoredPack, condition: PackCondition): Promise<boolean>;
   protected abstract writeConcurrency(): number;
   abstract deleteKeyedState(): Promise<number>;
 
@@ -228,22 +334,23 @@ export abstract class ItemShardStore implements ShardStore {
    * the conditional write finds the record changed: every write of a record moves its epoch or
    * its committed epoch, so the condition cannot hold over anything but that very record.
    *
-   * That claim also reads `expectedKeys` beside its write. If it holds, no one claimed the shard
-   * since this store's commit, so every item written since came from an epoch the claim sees as
-   * aborted, conditional on the item it read: what the items show as committed is what they
-   * show once the claim lands, and a write over an item changed meanwhile fails its condition
-   * and reads it again, as it would after any read.
+   * That claim also reads the packs of `expectedKeys` beside its write. If it holds, no one
+   * claimed the shard since this store's commit, so every pack written since came from an
+   * epoch the claim sees as aborted, conditional on the pack it read: what the packs show as
+   * committed is what they show once the claim lands, and a write over a pack changed
+   * meanwhile fails its condition and reads it again, as it would after any read.
    */
   async claim(shard: ShardRef, expectedKeys: readonly KeyRef[] = []): Promise<ShardClaim> {
     const id = shardId(shard);
     const committed = this.lastCommitted.get(id);
     this.lastCommitted.delete(id);
     if (committed) {
-      const items = expectedKeys.length > 0 ? this.getItems(shard, expectedKeys) : undefined;
-      items?.catch(() => undefined);
+      const ids = distinct(expectedKeys.map((key) => homeOf(key, committed.record.layout)));
+      const packs = ids.length > 0 ? this.getPacks(shard, ids) : undefined;
+      packs?.catch(() => undefined);
       const claim = await this.claimOver(shard, { ...committed.record, progress: committed.progress === undefined ? undefined : JSON.parse(committed.progress) });
       if (claim) {
-        if (items) this.readBeside.set(claim, { keys: new Set(expectedKeys.map((key) => key.serialized)), items });
+        if (packs) this.readBeside.set(claim, { ids, packs });
         return claim;
       }
     }
@@ -259,68 +366,153 @@ export abstract class ItemShardStore implements ShardStore {
     const committedEpoch = record?.committedEpoch ?? 0;
     const abortedEpochs =
       record && previousEpoch > committedEpoch ? withAborted(record.abortedEpochs, previousEpoch) : (record?.abortedEpochs ?? []);
-    const next: ShardRecord = { epoch: previousEpoch + 1, committedEpoch, abortedEpochs, progress: record?.progress };
+    const layout = record?.layout ?? INITIAL_LAYOUT;
+    const next: ShardRecord = { epoch: previousEpoch + 1, committedEpoch, abortedEpochs, progress: record?.progress, layout };
     const condition: RecordCondition = record
       ? { kind: 'unchanged', epoch: record.epoch, committedEpoch: record.committedEpoch }
       : { kind: 'absent' };
-    if (!(await this.putRecordIf(shard, next, condition))) return undefined;
-    return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress };
+    if (!(await this.putRecord(shard, next, condition))) return undefined;
+    return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress, layout };
+  }
+
+  private putRecord(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean> {
+    this.requests.writeUnits += writeUnits(JSON.stringify(record.progress ?? null).length + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
+    return this.putRecordIf(shard, record, condition);
   }
 
   async read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>> {
-    const items = await this.itemsUnder(claim, keys);
+    const homes = keys.map((key) => homeOf(key, claim.layout));
+    await this.ensureSeen(claim, homes);
     const seen = this.seenBy(claim);
     const result = new Map<string, KeyState>();
-    for (const key of keys) {
-      const item = items.get(key.serialized);
-      seen.set(key.serialized, item);
-      const state = visibleState(claim, item);
+    const spilled: KeyRef[] = [];
+    homes.forEach((home, i) => {
+      const key = keys[i] as KeyRef;
+      const state = visibleState(claim, seen.get(home.text)?.entries.get(key.serialized));
+      if (state === SPILLED) spilled.push(key);
       // A copy: callers change state in place, and `seen` must keep what was read, from which
-      // the write computes the item's `prev`.
-      if (state) result.set(key.serialized, structuredClone(state));
+      // the write computes the entry's `prev`.
+      else if (state) result.set(key.serialized, structuredClone(state));
+    });
+    if (spilled.length > 0) {
+      await this.ensureSeen(claim, spilled.map(spillPack));
+      for (const key of spilled) {
+        const state = visibleState(claim, seen.get(spillPack(key).text)?.entries.get(key.serialized));
+        if (state) result.set(key.serialized, structuredClone(state));
+      }
     }
     return result;
   }
 
-  /** The items of `keys`: those read beside the claim, if that read succeeded, and the rest read now. */
-  private async itemsUnder(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>> {
+  /** Reads the packs among `ids` this claim has not seen: from the read beside the claim if it succeeded, the rest now. */
+  private async ensureSeen(claim: ShardClaim, ids: readonly PackId[]): Promise<void> {
+    const seen = this.seenBy(claim);
     const beside = this.readBeside.get(claim);
     this.readBeside.delete(claim);
-    const early = await beside?.items.catch(() => undefined);
-    if (!beside || !early) return this.getItems(claim.shard, keys);
-    const missing = keys.filter((key) => !beside.keys.has(key.serialized));
-    if (missing.length === 0) return early;
-    return new Map([...early, ...(await this.getItems(claim.shard, missing))]);
+    const early = await beside?.packs.catch(() => undefined);
+    if (beside && early) for (const id of beside.ids) if (!seen.has(id.text)) seen.set(id.text, parsePack(early.get(id.text)));
+    const missing = distinct(ids.filter((id) => !seen.has(id.text)));
+    if (missing.length === 0) return;
+    const stored = await this.getPacks(claim.shard, missing);
+    for (const id of missing) seen.set(id.text, parsePack(stored.get(id.text)));
   }
 
+  /**
+   * Writes the changed keys' entries into their packs, each pack once. A batch whose live bytes
+   * outgrow the layout splits buckets: a new bucket's pack takes over its keys' entries from
+   * the pack they lived in, which keeps them until a commit of the grown layout makes them
+   * garbage, so that the shard reads right whether or not this epoch commits.
+   */
   async write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void> {
-    const oversized = oversizedKeyState(changes);
-    if (oversized) throw new KeyStateTooLargeError(claim.shard, oversized.key, oversized.bytes);
+    const writes = changes.map(({ key, state }) => {
+      const bytes = state === null ? undefined : Buffer.byteLength(JSON.stringify(state));
+      if (bytes !== undefined && bytes > MAX_KEY_STATE_BYTES) throw new KeyStateTooLargeError(claim.shard, key, bytes);
+      return { key, state, bytes, hash: packHash(key.serialized), spilled: bytes !== undefined && bytes > this.spillStateBytes };
+    });
     const seen = this.seenBy(claim);
-    let next = 0;
-    const worker = async () => {
-      while (next < changes.length) {
-        const change = changes[next++];
-        if (change) await this.writeOne(claim, change, seen);
+    const committed = claim.layout;
+    const before = this.grown.get(claim) ?? committed;
+    const spills = writes.filter(({ spilled }) => spilled);
+    await this.ensureSeen(claim, [...writes.map(({ hash }) => bucketPack(bucketOf(hash, committed.buckets))), ...spills.map(({ key }) => spillPack(key))]);
+    const existing = ({ key, hash }: (typeof writes)[number]) => seen.get(`b${bucketOf(hash, committed.buckets)}`)?.entries.get(key.serialized);
+
+    let delta = 0;
+    for (const write of writes) {
+      const old = visibleState(claim, existing(write));
+      const oldBytes = old === undefined || old === null ? undefined : old === SPILLED ? 0 : JSON.stringify(old).length;
+      delta += liveBytesOf(write.key, write.bytes, write.spilled) - liveBytesOf(write.key, oldBytes, old === SPILLED);
+    }
+    const after = grownLayout(before, delta, this.liveBytesPerPack);
+    const split = Array.from({ length: after.buckets - before.buckets }, (_, i) => before.buckets + i);
+    await this.ensureSeen(claim, split.map((bucket) => bucketPack(ancestorOf(bucket, before.buckets))));
+
+    const byBucket = new Map<number, (typeof writes)[number][]>(split.map((bucket) => [bucket, []]));
+    for (const write of writes) {
+      const bucket = bucketOf(write.hash, after.buckets);
+      const inBucket = byBucket.get(bucket);
+      if (inBucket) inBucket.push(write);
+      else byBucket.set(bucket, [write]);
+    }
+    const entriesOf = (bucket: number, inBucket: readonly (typeof writes)[number][]): Map<string, KeyItem> => {
+      const entries = new Map<string, KeyItem>();
+      const fresh = bucket >= before.buckets;
+      const source = fresh ? ancestorOf(bucket, before.buckets) : bucket;
+      for (const [key, item] of seen.get(`b${source}`)?.entries ?? []) {
+        const hash = packHash(key);
+        const belongs = fresh
+          ? bucketOf(hash, before.buckets) === source && bucketOf(hash, after.buckets) === bucket
+          : bucketOf(hash, committed.buckets) === bucket || bucketOf(hash, after.buckets) === bucket;
+        const kept = belongs && (item.curEpoch < claim.epoch ? settled(claim, item) : item);
+        if (kept) entries.set(key, kept);
       }
+      for (const write of inBucket) entries.set(write.key.serialized, nextItem(claim, existing(write), write.spilled ? SPILLED : write.state));
+      return entries;
     };
-    await Promise.all(Array.from({ length: Math.min(this.writeConcurrency(), changes.length) }, worker));
+    const packWrites = [...byBucket].map(([bucket, inBucket]) => () =>
+      this.writePack(claim, bucketPack(bucket), () => entriesOf(bucket, inBucket), bucket >= before.buckets),
+    );
+    for (const { key, state } of spills) {
+      const id = spillPack(key);
+      packWrites.push(() => this.writePack(claim, id, () => new Map([[key.serialized, nextItem(claim, seen.get(id.text)?.entries.get(key.serialized), state)]]), false));
+    }
+    const queue = packWrites.values();
+    const worker = async () => {
+      for (const packWrite of queue) await packWrite();
+    };
+    await Promise.all(Array.from({ length: Math.min(this.writeConcurrency(), packWrites.length) }, worker));
+    this.grown.set(claim, after);
   }
 
-  private async writeOne(claim: ShardClaim, { key, state }: StateChange, seen: Map<string, KeyItem | undefined>) {
-    let existing = seen.has(key.serialized) ? seen.get(key.serialized) : (await this.getItems(claim.shard, [key])).get(key.serialized);
+  /**
+   * Writes a pack with the entries `entriesOf` builds from what the claim has seen, over the
+   * version it saw: when someone wrote the pack since, reads it again and builds again.
+   * `fresh`: a bucket no committed layout has, written over whatever aborted epochs left in it.
+   */
+  private async writePack(claim: ShardClaim, id: PackId, entriesOf: () => Map<string, KeyItem>, fresh: boolean): Promise<void> {
+    const seen = this.seenBy(claim);
     for (let attempt = 1; ; attempt++) {
-      if (existing && existing.curEpoch > claim.epoch) throw new ShardFencedError(claim.shard, claim.epoch);
-      const item = nextItem(claim, existing, state);
-      if (await this.putItemIf(claim.shard, key, item, existing?.curEpoch)) {
-        seen.set(key.serialized, item);
+      const existing = seen.get(id.text);
+      if (existing && existing.epoch > claim.epoch) throw new ShardFencedError(claim.shard, claim.epoch);
+      const entries = entriesOf();
+      const json = entriesJson(entries);
+      const bytes = Buffer.byteLength(json);
+      if (bytes > MAX_PACK_BYTES) {
+        throw new Error(`Shard ${claim.shard.stage}/${claim.shard.shard}: pack ${id.text} would take ${bytes} bytes, more than the ${MAX_PACK_BYTES} a pack may hold`);
+      }
+      const overwrite = fresh && !seen.has(id.text);
+      const condition: PackCondition = overwrite ? { kind: 'older', epoch: claim.epoch } : { kind: 'version', version: existing?.version, epoch: claim.epoch };
+      const version = (existing?.version ?? 0) + 1;
+      this.requests.writeUnits += writeUnits(bytes + ITEM_OVERHEAD_BYTES);
+      if (await this.putPackIf(claim.shard, id, { version, epoch: claim.epoch, entries: json }, condition)) {
+        seen.set(id.text, { version, epoch: claim.epoch, entries });
         return;
       }
-      // Someone wrote the key since it was read — a zombie of an older epoch, or a newer owner.
+      // Someone wrote the pack since it was read — a zombie of an older epoch, or a newer owner.
+      if (overwrite) throw new ShardFencedError(claim.shard, claim.epoch);
       if (attempt >= MAX_WRITE_ATTEMPTS) {
-        throw new Error(`Shard ${claim.shard.stage}/${claim.shard.shard}: key ${key.serialized} kept changing under epoch ${claim.epoch}`);
+        throw new Error(`Shard ${claim.shard.stage}/${claim.shard.shard}: pack ${id.text} kept changing under epoch ${claim.epoch}`);
       }
-      existing = (await this.getItems(claim.shard, [key])).get(key.serialized);
+      seen.set(id.text, parsePack((await this.getPacks(claim.shard, [id])).get(id.text)));
     }
   }
 
@@ -330,9 +522,10 @@ export abstract class ItemShardStore implements ShardStore {
       committedEpoch: claim.epoch,
       abortedEpochs: claim.abortedEpochs,
       progress,
+      layout: this.grown.get(claim) ?? claim.layout,
     };
     const landed = async () => {
-      if (await this.putRecordIf(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch })) return true;
+      if (await this.putRecord(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch })) return true;
       // The condition failed: either a newer claim fenced this one, or this very commit landed
       // and a retry of an ambiguous failure (a timeout, a 5xx) found it done.
       const current = await this.getRecord(claim.shard);
@@ -347,9 +540,29 @@ export abstract class ItemShardStore implements ShardStore {
     return this.getRecord(shard);
   }
 
-  private seenBy(claim: ShardClaim): Map<string, KeyItem | undefined> {
+  private seenBy(claim: ShardClaim): Map<string, Pack | undefined> {
     let seen = this.seen.get(claim);
-    if (!seen) this.seen.set(claim, (seen = new Map<string, KeyItem | undefined>()));
+    if (!seen) this.seen.set(claim, (seen = new Map<string, Pack | undefined>()));
     return seen;
   }
+}
+
+/**
+ * Every key's committed state among a shard's stored packs, as a reader would see it now: for
+ * checking a test's outcome and for the in-memory twin.
+ */
+export function committedStateOf(record: ShardRecord | undefined, packs: ReadonlyMap<string, StoredPack>): Map<string, KeyState> {
+  const layout = record?.layout ?? INITIAL_LAYOUT;
+  const reader = { committedEpoch: record?.committedEpoch ?? 0, abortedEpochs: record?.abortedEpochs ?? [] };
+  const state = new Map<string, KeyState>();
+  for (const [text, stored] of packs) {
+    if (!text.startsWith('b')) continue;
+    for (const [key, item] of parsePack(stored)?.entries ?? []) {
+      if (`b${bucketOf(packHash(key), layout.buckets)}` !== text) continue;
+      const visible = visibleState(reader, item);
+      const value = visible === SPILLED ? visibleState(reader, parsePack(packs.get(`k${key}`))?.entries.get(key)) : visible;
+      if (value) state.set(key, value);
+    }
+  }
+  return state;
 }

@@ -1,17 +1,20 @@
 // The DynamoDB and S3 twins of the simulation: the in-memory stores that pass the same contract
 // tests as DynamoDB and S3, with every request going through the scheduler.
-import type { KeyRef } from '../../lib/state/keys.js';
 import { MemoryShardStore } from '../../lib/state/memory-shard-store.js';
 import { MemoryCoordinatorStore, type CoordinatorRecord } from '../../lib/state/coordinator-store.js';
-import type { KeyItem, RecordCondition, ShardRecord, ShardRef } from '../../lib/state/shard-store.js';
+import type { PackId, PackOptions, StoredPack } from '../../lib/state/packs.js';
+import type { PackCondition, RecordCondition, ShardRecord, ShardRef } from '../../lib/state/shard-store.js';
 import { readManifest, readShardState } from '../../lib/snapshot/checkpoint-state.js';
 import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import type { TwinIo } from '../../lib/testing/kafka-twin.js';
 
 export class SimulatedShardStore extends MemoryShardStore {
-  constructor(private readonly io: TwinIo) {
-    super();
+  constructor(
+    private readonly io: TwinIo,
+    packing: PackOptions = {},
+  ) {
+    super(packing);
   }
 
   protected override getRecord(shard: ShardRef): Promise<ShardRecord | undefined> {
@@ -22,12 +25,12 @@ export class SimulatedShardStore extends MemoryShardStore {
     return this.io.call('PutItem', () => super.putRecordIf(shard, record, condition));
   }
 
-  protected override getItems(shard: ShardRef, keys: readonly KeyRef[]): Promise<Map<string, KeyItem>> {
-    return this.io.call('BatchGetItem', () => super.getItems(shard, keys));
+  protected override getPacks(shard: ShardRef, ids: readonly PackId[]): Promise<Map<string, StoredPack>> {
+    return this.io.call('BatchGetItem', () => super.getPacks(shard, ids));
   }
 
-  protected override putItemIf(shard: ShardRef, key: KeyRef, item: KeyItem, expectedCurEpoch: number | undefined): Promise<boolean> {
-    return this.io.call('PutItem', () => super.putItemIf(shard, key, item, expectedCurEpoch));
+  protected override putPackIf(shard: ShardRef, id: PackId, pack: StoredPack, condition: PackCondition): Promise<boolean> {
+    return this.io.call('PutItem', () => super.putPackIf(shard, id, pack, condition));
   }
 
   /** The record as stored, outside the scheduler: for the invariants checked after a schedule. */

@@ -32,6 +32,7 @@ import { compareOutput, expectedOutput, SCHEDULE_KINDS, type ScheduleKind } from
 import { closingOrders, closingOrdersOnEveryPartition, generateOrders, seededRandom, type GeneratedOrder } from '../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../helpers/pipelines.js';
 import { Crash, Scheduler, ServiceUnavailable, type FaultRates } from './scheduler.js';
+import type { PackOptions } from '../../lib/state/packs.js';
 import { SimulatedCoordinatorStore, SimulatedShardStore, SimulatedSnapshotStore } from './stores.js';
 
 /** Everything a schedule draws from its seed; a replay with the same values runs the same interleaving. */
@@ -66,6 +67,8 @@ export interface ScheduleConfig {
    * period, as deployed (`tickAfterMs`), instead of at once.
    */
   readonly tickGrace: boolean;
+  /** How the shard store packs keys: half the schedules pack a few bytes to an item and spill small states, so that buckets split and keys move between packs and items of their own all the time. */
+  readonly packing: PackOptions;
 }
 
 /** What a campaign or a replay sets instead of drawing it; `restores` lets a tenth of the seeds draw a mid-run restore. */
@@ -98,6 +101,7 @@ export function drawSchedule(seed: number, { restores = false, ...overrides }: S
     restore: undefined,
     outputCommit: outputCommitOf(seed),
     tickGrace: tickGraceOf(seed),
+    packing: packingOf(seed),
   };
   const config = { ...drawn, ...focusOf(seed, drawn.faults), ...overrides };
   const restore = restores ? restoreOf(seed) : undefined;
@@ -131,6 +135,14 @@ function outputCommitOf(seed: number): OutputCommit {
  */
 function tickGraceOf(seed: number): boolean {
   return seededRandom(seed * 4_409 + 11)() < 1 / 3;
+}
+
+/** Drawn from a stream of its own, so that every other draw stays as it was. */
+function packingOf(seed: number): PackOptions {
+  const random = seededRandom(seed * 5_113 + 7);
+  if (random() < 0.5) return {};
+  const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)] as T;
+  return { liveBytesPerPack: pick([16, 48, 120]), spillStateBytes: pick([24, 64, 160, 4_096]) };
 }
 
 /**
@@ -216,7 +228,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   const name = `sim-${config.seed}`;
   const input = `${name}-orders`;
   const kafka = new KafkaTwin({ clock: sim.clock, io: sim.io('kafka'), maxProducerEpoch: config.maxProducerEpoch });
-  const store = new SimulatedShardStore(sim.io('dynamodb'));
+  const store = new SimulatedShardStore(sim.io('dynamodb'), config.packing);
   const coordinatorStore = new SimulatedCoordinatorStore(sim.io('dynamodb'));
   const plan = planPipeline(
     orderTotalsPipeline({

@@ -50,14 +50,14 @@ async function setUp(prefix: string) {
   return { name, clock, start, output };
 }
 
-/** How many key items the state table holds. */
-async function scanKeyItems(table: string): Promise<number> {
+/** How many packs of keyed state the state table holds. */
+async function scanPacks(table: string): Promise<number> {
   const client = createDocumentClient(environment().dynamo);
   let count = 0;
   let start: Record<string, unknown> | undefined;
   do {
     const page = await client.send(
-      new ScanCommand({ TableName: table, FilterExpression: 'begins_with(pk, :key)', ExpressionAttributeValues: { ':key': 'key#' }, ...(start ? { ExclusiveStartKey: start } : {}) }),
+      new ScanCommand({ TableName: table, FilterExpression: 'begins_with(pk, :key)', ExpressionAttributeValues: { ':key': 'pack#' }, ...(start ? { ExclusiveStartKey: start } : {}) }),
     );
     count += page.Count ?? 0;
     start = page.LastEvaluatedKey;
@@ -156,12 +156,12 @@ describe('restore and rescale', () => {
     await environment().admin.addPartitions(input, 8);
 
     const two = start(input);
-    const keyItems = () => scanKeyItems(name);
-    const before = { record: await two.runtime.coordinator.get(), keys: await keyItems() };
-    expect(before.keys).toBeGreaterThan(0);
+    const packs = () => scanPacks(name);
+    const before = { record: await two.runtime.coordinator.get(), packs: await packs() };
+    expect(before.packs).toBeGreaterThan(0);
     const stuck = two.runtime.restore({ savepoint: 'before' }, () => clock.now);
     await expect(stuck).rejects.toThrow(/partition \d holds a record at offset \d+, after the snapshot's stage-1 had read it \(offset \d+\), whose key belongs to another partition now that .* has 8/);
-    expect({ record: await two.runtime.coordinator.get(), keys: await keyItems() }, 'the refused restore left the pipeline as it was').toEqual(before);
+    expect({ record: await two.runtime.coordinator.get(), packs: await packs() }, 'the refused restore left the pipeline as it was').toEqual(before);
     await two.driver.close();
     await two.runtime.close();
   }, 120_000);

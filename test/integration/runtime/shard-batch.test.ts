@@ -189,12 +189,12 @@ describe('the processor’s state path', () => {
         Object.entries(store.requests).map(([name, count]) => [name, count - before[name as keyof typeof before]]),
       );
       // 1,000 records of 2 keys: one claim (a read and a write; only the write once the store
-      // committed the shard last), one BatchGetItem, a write per changed key, one commit — the
-      // same for 10 records or 10,000.
+      // committed the shard last), one BatchGetItem, a write of the one pack both keys share,
+      // one commit, a write unit each — the same for 10 records or 10,000.
       expect(records).toHaveLength(1_000);
       expect(keys).toBe(2);
       const claimReads = from === 0 ? 1 : 0;
-      expect(used).toEqual({ recordReads: claimReads, recordWrites: 2, itemReadRequests: 1, itemsRead: 2, itemWrites: batch.keysWritten });
+      expect(used).toEqual({ recordReads: claimReads, recordWrites: 2, itemReadRequests: 1, itemsRead: 1, itemWrites: 1, writeUnits: 3 });
       expect(batch.keysWritten).toBeLessThanOrEqual(keys);
     }
   });

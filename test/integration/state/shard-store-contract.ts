@@ -2,6 +2,7 @@
 // in-memory store and against DynamoDB (dynalite), so that both keep one protocol.
 import { describe, expect, it } from 'vitest';
 import { keyRef, type KeyRef } from '../../../lib/state/keys.js';
+import { bucketOf, packHash, SPILL_STATE_BYTES } from '../../../lib/state/packs.js';
 import {
   KeyStateTooLargeError,
   MAX_KEY_STATE_BYTES,
@@ -111,7 +112,8 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
       await store.commit(owner, { offset: 2 });
 
       await expect(store.write(zombie, [{ key: key('a'), state: { count: 66 } }])).rejects.toBeInstanceOf(ShardFencedError);
-      await store.write(zombie, [{ key: key('z'), state: { count: 66 } }]);
+      // z shares a's pack, which the owner wrote: refused too. Had it landed, it would stay invisible.
+      await expect(store.write(zombie, [{ key: key('z'), state: { count: 66 } }])).rejects.toBeInstanceOf(ShardFencedError);
       await expect(store.commit(zombie, { offset: 66 })).rejects.toBeInstanceOf(ShardFencedError);
 
       const later = await store.claim(shard);
@@ -140,23 +142,30 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
     it('reads the batch’s keys beside a claim over its own last commit, and keeps what a zombie writes after that read invisible', async () => {
       const store = await createStore();
       const shard = newShard();
+      // Enough keys for many packs, so that a zombie can write a pack the last commit did not.
+      const seeded = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, i]));
+      await commitBatch(store, shard, seeded, { offset: 1 });
       const zombie = await store.claim(shard);
-      await store.read(zombie, [key('c')]);
-      await commitBatch(store, shard, { a: 1 }, { offset: 1 });
+      const { layout } = zombie;
+      expect(layout.buckets).toBeGreaterThan(1);
+      const packOf = (name: string) => bucketOf(packHash(key(name).serialized), layout.buckets);
+      const c = Object.keys(seeded).find((name) => packOf(name) !== packOf('k0')) ?? 'none';
+      await store.read(zombie, [key(c)]);
+      await commitBatch(store, shard, { k0: 100 }, { offset: 2 });
       const requestsBefore = store.requests.itemReadRequests;
-      const owner = await store.claim(shard, [key('a'), key('c')]);
+      const owner = await store.claim(shard, [key('k0'), key(c)]);
       expect(store.requests.itemReadRequests - requestsBefore).toBe(1);
-      // After the claim's read of the keys, before the owner reads them: its copy of c is stale.
-      await store.write(zombie, [{ key: key('c'), state: { count: 66 } }]);
-      expect(await readAll(store, owner, ['a', 'c'])).toEqual({ a: { count: 1 }, c: undefined });
+      // After the claim's read of the keys, before the owner reads them: its copy of c's pack is stale.
+      await store.write(zombie, [{ key: key(c), state: { count: 66 } }]);
+      expect(await readAll(store, owner, ['k0', c])).toEqual({ k0: { count: 100 }, [c]: { count: seeded[c] } });
       expect(store.requests.itemReadRequests - requestsBefore).toBe(1);
       await store.write(owner, [
-        { key: key('a'), state: { count: 2 } },
-        { key: key('c'), state: { count: 5 } },
+        { key: key('k0'), state: { count: 101 } },
+        { key: key(c), state: { count: 5 } },
       ]);
-      await store.commit(owner, { offset: 2 });
+      await store.commit(owner, { offset: 3 });
       await expect(store.commit(zombie, { offset: 66 })).rejects.toBeInstanceOf(ShardFencedError);
-      expect(await readAll(store, await store.claim(shard), ['a', 'c'])).toEqual({ a: { count: 2 }, c: { count: 5 } });
+      expect(await readAll(store, await store.claim(shard), ['k0', c, 'k1'])).toEqual({ k0: { count: 101 }, [c]: { count: 5 }, k1: { count: 1 } });
     });
 
     it('reads the batch’s keys after a claim that is not over its own last commit', async () => {
@@ -220,7 +229,62 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
       expect(await readAll(store, await store.claim(shard), ['a'])).toEqual({ a: undefined });
     });
 
-    it(`commits ${largeBatch.toLocaleString('en')} keys atomically, reading and writing each key once`, async () => {
+    it('splits its packs as its keys grow, and a split that never commits leaves the shard as it was', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `key-${from + i}`);
+      const states = (list: string[], count: (i: number) => number | undefined) =>
+        Object.fromEntries(list.map((name, i) => [name, count(i) === undefined ? undefined : { count: count(i) }]));
+      await commitBatch(store, shard, Object.fromEntries(names(0, 20).map((name, i) => [name, i])), { offset: 1 });
+      const crashed = await store.claim(shard);
+      await store.read(crashed, names(0, 500).map(key));
+      await store.write(crashed, names(10, 500).map((name) => ({ key: key(name), state: { count: -1 } })));
+      // The attempt dies here, with its split packs written.
+      const retry = await store.claim(shard);
+      expect(retry.layout).toEqual(crashed.layout);
+      expect(await readAll(store, retry, names(0, 500))).toEqual(states(names(0, 500), (i) => (i < 20 ? i : undefined)));
+      await store.write(retry, names(5, 300).map((name, i) => ({ key: key(name), state: { count: 1_000 + i } })));
+      await store.commit(retry, { offset: 2 });
+      const grown = await store.claim(shard);
+      expect(grown.layout.buckets).toBeGreaterThan(8);
+      const expected = states(names(0, 500), (i) => (i < 5 ? i : i < 300 ? 995 + i : undefined));
+      expect(await readAll(store, grown, names(0, 500))).toEqual(expected);
+      // A second split, over the first: every key still where a reader looks for it.
+      await store.write(grown, names(300, 1_500).map((name) => ({ key: key(name), state: { count: 7 } })));
+      await store.commit(grown, { offset: 3 });
+      const later = await store.claim(shard);
+      expect(later.layout.buckets).toBeGreaterThan(grown.layout.buckets);
+      expect(await readAll(store, later, names(0, 1_500))).toEqual({ ...expected, ...states(names(300, 1_500), () => 7) });
+    });
+
+    it('moves a key between its pack and an item of its own as its state grows and shrinks, through attempts that never commit', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const large = (fill: string) => ({ note: fill.repeat(SPILL_STATE_BYTES) });
+      const attempt = async (state: KeyState | null, commits: boolean) => {
+        const claim = await store.claim(shard);
+        await store.read(claim, [key('k'), key('neighbour')]);
+        await store.write(claim, [{ key: key('k'), state }]);
+        if (commits) await store.commit(claim, {});
+      };
+      const visible = async () => (await readAll(store, await store.claim(shard), ['k', 'neighbour'])).k;
+      await commitBatch(store, shard, { neighbour: 1 }, {});
+      await attempt(large('a'), true);
+      expect(await visible()).toEqual(large('a'));
+      await attempt(large('b'), false);
+      await attempt({ count: 3 }, false);
+      expect(await visible()).toEqual(large('a'));
+      await attempt({ count: 3 }, true);
+      await attempt(large('c'), false);
+      expect(await visible()).toEqual({ count: 3 });
+      await attempt(large('d'), true);
+      await attempt({ count: 5 }, false);
+      expect(await visible()).toEqual(large('d'));
+      await attempt(null, true);
+      expect(await readAll(store, await store.claim(shard), ['k', 'neighbour'])).toEqual({ k: undefined, neighbour: { count: 1 } });
+    });
+
+    it(`commits ${largeBatch.toLocaleString('en')} keys atomically, packed several to an item`, async () => {
       const store = await createStore();
       const shard = newShard();
       const names = Array.from({ length: largeBatch }, (_, i) => `customer-${i}`);
@@ -234,13 +298,17 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
       const before = { ...store.requests };
       await store.write(retry, names.map((n) => ({ key: key(n), state: { count: 2 } })));
       await store.commit(retry, { offset: largeBatch });
-      expect(store.requests.itemWrites - before.itemWrites).toBe(largeBatch);
+      const packsWritten = store.requests.itemWrites - before.itemWrites;
+      expect(packsWritten).toBeLessThan(largeBatch / 4);
       expect(store.requests.recordWrites - before.recordWrites).toBe(1);
+      // Each pack holds under a kilobyte: one write unit.
+      expect(store.requests.writeUnits - before.writeUnits).toBeLessThanOrEqual(Math.ceil(packsWritten * 1.1) + 1);
 
       const check = await store.claim(shard);
+      expect(check.layout.buckets).toBe(packsWritten);
       const readsBefore = store.requests.itemReadRequests;
       const states = await store.read(check, names.map(key));
-      expect(store.requests.itemReadRequests - readsBefore).toBe(Math.ceil(largeBatch / 100));
+      expect(store.requests.itemReadRequests - readsBefore).toBe(Math.ceil(packsWritten / 100));
       expect(states.size).toBe(largeBatch);
       expect([...states.values()].every((s) => (s as { count: number }).count === 2)).toBe(true);
     });

@@ -1,0 +1,109 @@
+import { stableHash, type KeyRef } from './keys.js';
+
+/**
+ * Packs: how a shard's keys share DynamoDB items (docs/PROTOCOL.md, "Key packs"). A write
+ * costs one write unit per started kilobyte of the whole item, so one item per key pays a unit
+ * for a few dozen bytes; a pack holds the keys of one hash bucket, and a batch that changes
+ * many keys writes each pack it touched once.
+ *
+ * The buckets grow by linear hashing: `buckets` packs, bucket `b` splitting into `b` and
+ * `b + 2^level` in turn, so that the layout is two numbers committed with the shard record and
+ * a key's pack is known before anything is read.
+ */
+export interface PackLayout {
+  readonly buckets: number;
+  /** The bytes of the visible states and keys, as the commits that wrote them measured them. */
+  readonly liveBytes: number;
+}
+
+export const INITIAL_LAYOUT: PackLayout = { buckets: 1, liveBytes: 0 };
+
+/**
+ * Live bytes a pack holds on average. A changed key keeps its previous value until its epoch
+ * commits, so a pack stays near one kilobyte: one write unit.
+ */
+export const PACK_LIVE_BYTES = 400;
+
+/**
+ * A key whose state is larger lives in an item of its own, with a marker in its pack: so that
+ * it neither makes its neighbours' writes cost more units nor fills a pack toward 400 KB.
+ */
+export const SPILL_STATE_BYTES = 4_096;
+
+/** No pack's entries may grow past this: DynamoDB refuses items over 400 KB, keys and attribute names included. */
+export const MAX_PACK_BYTES = 399 * 1024;
+
+/** A key's bucket hash: FNV-1a finished with murmur3's mixer, so that it is independent of the key group. */
+export function packHash(serializedKey: string): number {
+  let h = stableHash(serializedKey);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+function levelOf(buckets: number): number {
+  return 31 - Math.clz32(buckets);
+}
+
+/** The bucket of a key's hash among `buckets` linear-hashing buckets. */
+export function bucketOf(hash: number, buckets: number): number {
+  if (buckets <= 1) return 0;
+  const level = levelOf(buckets);
+  const wide = hash % 2 ** (level + 1);
+  return wide < buckets ? wide : hash % 2 ** level;
+}
+
+/** The bucket among the first `buckets` whose split made `bucket`: the pack its keys lived in. */
+export function ancestorOf(bucket: number, buckets: number): number {
+  let ancestor = bucket;
+  while (ancestor >= buckets) ancestor -= 2 ** levelOf(ancestor);
+  return ancestor;
+}
+
+/** How a store packs keys; the defaults suit DynamoDB's pricing, and the simulation draws small ones to split and spill often. */
+export interface PackOptions {
+  /** Live bytes a pack holds on average (default {@link PACK_LIVE_BYTES}). */
+  readonly liveBytesPerPack?: number;
+  /** A key whose state is larger lives in an item of its own (default {@link SPILL_STATE_BYTES}). */
+  readonly spillStateBytes?: number;
+}
+
+/** The layout after a batch changed the live bytes by `delta`: more buckets as they grow, never fewer. */
+export function grownLayout(layout: PackLayout, delta: number, liveBytesPerPack: number): PackLayout {
+  const liveBytes = Math.max(0, layout.liveBytes + delta);
+  return { buckets: Math.min(2 ** 30, Math.max(layout.buckets, Math.ceil(liveBytes / liveBytesPerPack))), liveBytes };
+}
+
+/** The live bytes a key's state takes in its pack: its key and its state, or a marker if it is spilled. */
+export function liveBytesOf(key: KeyRef, stateBytes: number | undefined, spilled: boolean): number {
+  if (stateBytes === undefined) return 0;
+  return key.serialized.length + (spilled ? 1 : stateBytes) + 8;
+}
+
+/** Where an item of keyed state lives: a bucket's pack, or the own item of a spilled key. */
+export type PackId =
+  | { readonly bucket: number; readonly key?: undefined; readonly text: string }
+  | { readonly key: KeyRef; readonly bucket?: undefined; readonly text: string };
+
+export function bucketPack(bucket: number): PackId {
+  return { bucket, text: `b${bucket}` };
+}
+
+export function spillPack(key: KeyRef): PackId {
+  return { key, text: `k${key.serialized}` };
+}
+
+/** A pack as stored: its entries as JSON, a version that every write raises, and the newest epoch that wrote it. */
+export interface StoredPack {
+  readonly version: number;
+  readonly epoch: number;
+  readonly entries: string;
+}
+
+/** The DynamoDB write units of a write of this many bytes. */
+export function writeUnits(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / 1024));
+}
