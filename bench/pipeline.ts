@@ -96,3 +96,47 @@ export function benchPipeline({
     );
   return env;
 }
+
+export interface Purchase {
+  customer: string;
+  amount: number;
+}
+
+/**
+ * A running sum per customer, no windows: every record changes its customer's state, so the
+ * keys a batch writes are the customers it saw. The state-size and write-units benchmarks run it.
+ */
+export function customerTotalsPipeline({ name, brokers, input, output }: { name: string; brokers: readonly string[]; input: string; output: string }): StreamExecutionEnvironment {
+  const env = StreamExecutionEnvironment.create({ name });
+  env.enableCheckpointing(1_000);
+  env
+    .fromSource(
+      KafkaSource.builder<Purchase>()
+        .setBootstrapServers([...brokers])
+        .setTopics(input)
+        .setGroupId(name)
+        .setStartingOffsets(OffsetsInitializer.earliest())
+        .setValueOnlyDeserializer(new JsonDeserializationSchema<Purchase>())
+        .setPartitionedByRecordKey()
+        .build(),
+      WatermarkStrategy.noWatermarks<Purchase>(),
+      'purchases',
+    )
+    .keyBy((purchase) => purchase.customer)
+    .sum('amount')
+    .sinkTo(
+      KafkaSink.builder<Purchase>()
+        .setBootstrapServers([...brokers])
+        .setRecordSerializer(
+          KafkaRecordSerializationSchema.builder<Purchase>()
+            .setTopic(output)
+            .setKeySerializationSchema((total) => total.customer)
+            .setValueSerializationSchema({ serialize: (total) => JSON.stringify(total) })
+            .build(),
+        )
+        .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+        .setTransactionalIdPrefix(`${name}-tx`)
+        .build(),
+    );
+  return env;
+}

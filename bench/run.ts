@@ -23,6 +23,7 @@ import { measureLatency, WALL_MS_PER_WINDOW, type LatencyFigures, type PacedInpu
 import { measureThroughput, type Measured } from './measure.js';
 import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
 import { mean, measureStateSize, median, type CurvePoint } from './scaling.js';
+import { formatWriteUnits, measureWriteUnits } from './write-units.js';
 import type { StateSizeResult } from './state-size.js';
 
 const PHASES = ['handler', 'throughput', 'latency', 'scaling'] as const;
@@ -161,6 +162,14 @@ if (phases.has('handler')) {
   } finally {
     await registry.release();
   }
+  say('DynamoDB write units per record:');
+  const writeUnits = await measureWriteUnits(5);
+  const dense = writeUnits.find((row) => row.distinctKeys === 10_000 && row.keyspace === 10_000);
+  sections.push(
+    `### DynamoDB write units\n\n${formatWriteUnits(writeUnits)}\n\n` +
+      `Keys share items in packs (docs/PROTOCOL.md, "Key packs"): a batch pays a unit per kilobyte of the packs it changed. ` +
+      `\`write units per record, 10,000 distinct keys per batch: ${dense?.unitsPerRecord.toFixed(4) ?? 'n/a'}\`. The same alone: \`npm run bench:write-units\`.`,
+  );
   phaseDone('handler');
 }
 

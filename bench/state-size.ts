@@ -6,16 +6,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  DeliveryGuarantee,
-  JsonDeserializationSchema,
-  KafkaRecordSerializationSchema,
-  KafkaSink,
-  KafkaSource,
-  OffsetsInitializer,
-  StreamExecutionEnvironment,
-  WatermarkStrategy,
-} from '../lib/api/index.js';
 import { createDocumentClient, createS3Client } from '../lib/aws/clients.js';
 import { createRecordWriter, KafkaAdmin, type OutputRecord } from '../lib/kafka/index.js';
 import { startDynamoDbEmulatorThread, startS3Emulator } from '../lib/offline/emulators.js';
@@ -26,6 +16,7 @@ import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
 import { LambdaDriver } from '../lib/testing/index.js';
 import { printResult, readJsonArgument } from './child-io.js';
 import { benchTopic } from './orders.js';
+import { customerTotalsPipeline } from './pipeline.js';
 
 export interface StateSizeConfig {
   readonly brokers: string[];
@@ -53,11 +44,6 @@ export interface StateSizeResult {
   readonly requestsPerCheckpoint: Record<string, number>;
 }
 
-interface Purchase {
-  customer: string;
-  amount: number;
-}
-
 const PARTITIONS = 4;
 const SEED_BATCH = 5_000;
 // Keys seeded between two checkpoints. A transaction open longer than transaction.timeout.ms
@@ -79,37 +65,7 @@ async function main(config: StateSizeConfig): Promise<StateSizeResult> {
   await ensureStateTable(createDocumentClient(dynamo.clientOptions), name);
   await ensureBucket(createS3Client(s3.clientOptions), name);
 
-  const env = StreamExecutionEnvironment.create({ name });
-  env.enableCheckpointing(1_000);
-  env
-    .fromSource(
-      KafkaSource.builder<Purchase>()
-        .setBootstrapServers(brokers)
-        .setTopics(input)
-        .setGroupId(name)
-        .setStartingOffsets(OffsetsInitializer.earliest())
-        .setValueOnlyDeserializer(new JsonDeserializationSchema<Purchase>())
-        .setPartitionedByRecordKey()
-        .build(),
-      WatermarkStrategy.noWatermarks<Purchase>(),
-      'purchases',
-    )
-    .keyBy((purchase) => purchase.customer)
-    .sum('amount')
-    .sinkTo(
-      KafkaSink.builder<Purchase>()
-        .setBootstrapServers(brokers)
-        .setRecordSerializer(
-          KafkaRecordSerializationSchema.builder<Purchase>()
-            .setTopic(output)
-            .setKeySerializationSchema((total) => total.customer)
-            .setValueSerializationSchema({ serialize: (total) => JSON.stringify(total) })
-            .build(),
-        )
-        .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
-        .setTransactionalIdPrefix(`${name}-tx`)
-        .build(),
-    );
+  const env = customerTotalsPipeline({ name, brokers, input, output });
   const clock = { now: 1_000_000 };
   const runtime = new PipelineRuntime(
     env,

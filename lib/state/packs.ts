@@ -19,10 +19,13 @@ export interface PackLayout {
 export const INITIAL_LAYOUT: PackLayout = { buckets: 1, liveBytes: 0 };
 
 /**
- * Live bytes a pack holds on average. A changed key keeps its previous value until its epoch
- * commits, so a pack stays near one kilobyte: one write unit.
+ * Live bytes a pack holds on average. A changed key keeps its previous value beside the new one
+ * until its epoch commits, and a bucket linear hashing has not split yet holds twice a split
+ * one's keys, so a pack stays under a kilobyte, one write unit, most of the time: a batch that
+ * changes a few keys among many then pays about a unit per key, as with an item per key, and
+ * one that changes many keys of a pack pays far less.
  */
-export const PACK_LIVE_BYTES = 400;
+export const PACK_LIVE_BYTES = 300;
 
 /**
  * A key whose state is larger lives in an item of its own, with a marker in its pack: so that

@@ -439,7 +439,7 @@ export abstract class ItemShardStore implements ShardStore {
     let delta = 0;
     for (const write of writes) {
       const old = visibleState(claim, existing(write));
-      const oldBytes = old === undefined || old === null ? undefined : old === SPILLED ? 0 : JSON.stringify(old).length;
+      const oldBytes = old === undefined || old === null ? undefined : old === SPILLED ? 0 : Buffer.byteLength(JSON.stringify(old));
       delta += liveBytesOf(write.key, write.bytes, write.spilled) - liveBytesOf(write.key, oldBytes, old === SPILLED);
     }
     const after = grownLayout(before, delta, this.liveBytesPerPack);
