@@ -362,7 +362,7 @@ ${ENVIRONMENT_HELP}`,
       const report = await withRuntime('restore', file, values, (runtime) => runtime.restore(source), { needsStopped: true });
       out(
         `Restored ${typeof savepoint === 'string' ? `savepoint ${savepoint}` : `checkpoint ${String(checkpoint)}`} into ` +
-          `${report.shards} shards: ${report.keys} keys (${report.keysDeleted} deleted first), ${report.transactionsCommitted} ` +
+          `${report.shards} shards: ${report.keys} keys (${report.itemsDeleted} state items deleted first), ${report.transactionsCommitted} ` +
           `transactions committed, ${report.transactionsAborted} aborted. It is checkpoint ${report.checkpoint} now.\n`,
       );
     },

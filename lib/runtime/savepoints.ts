@@ -168,7 +168,8 @@ export interface RestoreReport {
   readonly checkpoint: number;
   readonly shards: number;
   readonly keys: number;
-  readonly keysDeleted: number;
+  /** Items of keyed state (packs and spilled keys) deleted before the restored keys were written. */
+  readonly itemsDeleted: number;
   readonly transactionsCommitted: number;
   readonly transactionsAborted: number;
 }
@@ -272,7 +273,7 @@ async function restoreState(options: RestoreOptions, source: RestoreSource): Pro
     // epoch past them, so that no later invocation sweeps their slots.
     await options.abortTransactionsOf(target);
   }
-  const keysDeleted = await store.deleteKeyedState();
+  const itemsDeleted = await store.deleteKeyedState();
 
   const checkpoint = Math.max(before.triggered, manifest.checkpoint, ...(await listCheckpoints(snapshots))) + 1;
   const shards: ManifestShard[] = [];
@@ -335,7 +336,7 @@ async function restoreState(options: RestoreOptions, source: RestoreSource): Pro
     };
     if (await coordinator.update(next)) break;
   }
-  return { checkpoint, shards: shards.length, keys, keysDeleted, transactionsCommitted, transactionsAborted };
+  return { checkpoint, shards: shards.length, keys, itemsDeleted, transactionsCommitted, transactionsAborted };
 }
 
 /**

@@ -134,7 +134,7 @@ export interface ShardStore {
   /** The shard's record as it stands, without claiming: for the coordinator and the commit function. */
   peek(shard: ShardRef): Promise<ShardRecord | undefined>;
   /**
-   * Deletes every key item of every shard (shard records stay, so epochs keep rising): for a
+   * Deletes every pack and spilled key's item of every shard (shard records stay, so epochs keep rising): for a
    * restore, which then writes the restored keys under fresh claims. Returns how many it deleted.
    */
   deleteKeyedState(): Promise<number>;
@@ -507,8 +507,8 @@ export abstract class ItemShardStore implements ShardStore {
         seen.set(id.text, { version, epoch: claim.epoch, entries });
         return;
       }
-      // Someone wrote the pack since it was read — a zombie of an older epoch, or a newer owner.
-      if (overwrite) throw new ShardFencedError(claim.shard, claim.epoch);
+      // Someone wrote the pack since it was read — a zombie of an older epoch, or a newer owner —
+      // or this very write landed and the SDK's retry of an ambiguous failure found it there.
       if (attempt >= MAX_WRITE_ATTEMPTS) {
         throw new Error(`Shard ${claim.shard.stage}/${claim.shard.shard}: pack ${id.text} kept changing under epoch ${claim.epoch}`);
       }

