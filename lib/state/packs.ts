@@ -91,12 +91,22 @@ export type PackId =
   | { readonly bucket: number; readonly key?: undefined; readonly text: string }
   | { readonly key: KeyRef; readonly bucket?: undefined; readonly text: string };
 
+/** The text that names a bucket's pack among a shard's items. */
+export function bucketPackText(bucket: number): string {
+  return `b${bucket}`;
+}
+
+/** The text that names a spilled key's own item among a shard's items. */
+export function spillPackText(serializedKey: string): string {
+  return `k${serializedKey}`;
+}
+
 export function bucketPack(bucket: number): PackId {
-  return { bucket, text: `b${bucket}` };
+  return { bucket, text: bucketPackText(bucket) };
 }
 
 export function spillPack(key: KeyRef): PackId {
-  return { key, text: `k${key.serialized}` };
+  return { key, text: spillPackText(key.serialized) };
 }
 
 /** A pack as stored: its entries as JSON, a version that every write raises, and the newest epoch that wrote it. */

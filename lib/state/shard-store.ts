@@ -3,6 +3,7 @@ import {
   ancestorOf,
   bucketOf,
   bucketPack,
+  bucketPackText,
   grownLayout,
   INITIAL_LAYOUT,
   liveBytesOf,
@@ -11,6 +12,7 @@ import {
   packHash,
   SPILL_STATE_BYTES,
   spillPack,
+  spillPackText,
   writeUnits,
   type PackId,
   type PackLayout,
@@ -80,10 +82,15 @@ export const MAX_KEY_STATE_BYTES = 190 * 1024;
 /** The first change whose state is more than a key may hold, with its size. */
 export function oversizedKeyState(changes: readonly StateChange[]): { key: KeyRef; bytes: number } | undefined {
   for (const { key, state } of changes) {
-    const bytes = state === null ? 0 : Buffer.byteLength(JSON.stringify(state));
+    const bytes = keyStateBytes(state) ?? 0;
     if (bytes > MAX_KEY_STATE_BYTES) return { key, bytes };
   }
   return undefined;
+}
+
+/** A key's state's size as JSON, as MAX_KEY_STATE_BYTES counts it; undefined for cleared state. */
+function keyStateBytes(state: KeyState | null): number | undefined {
+  return state === null ? undefined : Buffer.byteLength(JSON.stringify(state));
 }
 
 /** A key's state outgrew what its item can hold: the batch fails before it writes anything, naming the key. */
@@ -348,20 +355,25 @@ export abstract class ItemShardStore implements ShardStore {
       const ids = distinct(expectedKeys.map((key) => homeOf(key, committed.record.layout)));
       const packs = ids.length > 0 ? this.getPacks(shard, ids) : undefined;
       packs?.catch(() => undefined);
-      const claim = await this.claimOver(shard, { ...committed.record, progress: committed.progress === undefined ? undefined : JSON.parse(committed.progress) });
+      const progress = committed.progress === undefined ? undefined : (JSON.parse(committed.progress) as unknown);
+      const claim = await this.claimOver(shard, { ...committed.record, progress }, committed.progress);
       if (claim) {
         if (packs) this.readBeside.set(claim, { ids, packs });
         return claim;
       }
     }
     for (;;) {
-      const claim = await this.claimOver(shard, await this.getRecord(shard));
+      const record = await this.getRecord(shard);
+      const claim = await this.claimOver(shard, record, JSON.stringify(record?.progress));
       if (claim) return claim;
     }
   }
 
-  /** A claim over `record` as read (or as last committed here); undefined if the record is no longer that. */
-  private async claimOver(shard: ShardRef, record: ShardRecord | undefined): Promise<ShardClaim | undefined> {
+  /**
+   * A claim over `record` as read (or as last committed here); undefined if the record is no
+   * longer that. `progressJson`: its progress as JSON, for the write's units.
+   */
+  private async claimOver(shard: ShardRef, record: ShardRecord | undefined, progressJson: string | undefined): Promise<ShardClaim | undefined> {
     const previousEpoch = record?.epoch ?? 0;
     const committedEpoch = record?.committedEpoch ?? 0;
     const abortedEpochs =
@@ -371,12 +383,13 @@ export abstract class ItemShardStore implements ShardStore {
     const condition: RecordCondition = record
       ? { kind: 'unchanged', epoch: record.epoch, committedEpoch: record.committedEpoch }
       : { kind: 'absent' };
-    if (!(await this.putRecord(shard, next, condition))) return undefined;
+    if (!(await this.putRecord(shard, next, condition, progressJson))) return undefined;
     return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress, layout };
   }
 
-  private putRecord(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean> {
-    this.requests.writeUnits += writeUnits(JSON.stringify(record.progress ?? null).length + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
+  /** Writes the record, counting its units from its progress's JSON, which each caller has at hand. */
+  private putRecord(shard: ShardRef, record: ShardRecord, condition: RecordCondition, progressJson: string | undefined): Promise<boolean> {
+    this.requests.writeUnits += writeUnits((progressJson?.length ?? 0) + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
     return this.putRecordIf(shard, record, condition);
   }
 
@@ -425,16 +438,19 @@ export abstract class ItemShardStore implements ShardStore {
    */
   async write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void> {
     const writes = changes.map(({ key, state }) => {
-      const bytes = state === null ? undefined : Buffer.byteLength(JSON.stringify(state));
+      const bytes = keyStateBytes(state);
       if (bytes !== undefined && bytes > MAX_KEY_STATE_BYTES) throw new KeyStateTooLargeError(claim.shard, key, bytes);
-      return { key, state, bytes, hash: packHash(key.serialized), spilled: bytes !== undefined && bytes > this.spillStateBytes };
+      const hash = packHash(key.serialized);
+      // Its pack under the committed layout: where its committed entry is, whichever pack it goes to now.
+      const home = bucketPack(bucketOf(hash, claim.layout.buckets));
+      return { key, state, bytes, hash, home, spilled: bytes !== undefined && bytes > this.spillStateBytes };
     });
     const seen = this.seenBy(claim);
     const committed = claim.layout;
     const before = this.grown.get(claim) ?? committed;
     const spills = writes.filter(({ spilled }) => spilled);
-    await this.ensureSeen(claim, [...writes.map(({ hash }) => bucketPack(bucketOf(hash, committed.buckets))), ...spills.map(({ key }) => spillPack(key))]);
-    const existing = ({ key, hash }: (typeof writes)[number]) => seen.get(`b${bucketOf(hash, committed.buckets)}`)?.entries.get(key.serialized);
+    await this.ensureSeen(claim, [...writes.map(({ home }) => home), ...spills.map(({ key }) => spillPack(key))]);
+    const existing = ({ key, home }: (typeof writes)[number]) => seen.get(home.text)?.entries.get(key.serialized);
 
     let delta = 0;
     for (const write of writes) {
@@ -457,7 +473,7 @@ export abstract class ItemShardStore implements ShardStore {
       const entries = new Map<string, KeyItem>();
       const fresh = bucket >= before.buckets;
       const source = fresh ? ancestorOf(bucket, before.buckets) : bucket;
-      for (const [key, item] of seen.get(`b${source}`)?.entries ?? []) {
+      for (const [key, item] of seen.get(bucketPackText(source))?.entries ?? []) {
         const hash = packHash(key);
         const belongs = fresh
           ? bucketOf(hash, before.buckets) === source && bucketOf(hash, after.buckets) === bucket
@@ -524,8 +540,9 @@ export abstract class ItemShardStore implements ShardStore {
       progress,
       layout: this.grown.get(claim) ?? claim.layout,
     };
+    const progressJson = JSON.stringify(progress);
     const landed = async () => {
-      if (await this.putRecord(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch })) return true;
+      if (await this.putRecord(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch }, progressJson)) return true;
       // The condition failed: either a newer claim fenced this one, or this very commit landed
       // and a retry of an ambiguous failure (a timeout, a 5xx) found it done.
       const current = await this.getRecord(claim.shard);
@@ -533,7 +550,7 @@ export abstract class ItemShardStore implements ShardStore {
     };
     if (!(await landed())) throw new ShardFencedError(claim.shard, claim.epoch);
     // As JSON, as DynamoDB keeps it: a claim over the copy sees what a claim that read the record would.
-    this.lastCommitted.set(shardId(claim.shard), { record, progress: JSON.stringify(progress) });
+    this.lastCommitted.set(shardId(claim.shard), { record, progress: progressJson });
   }
 
   peek(shard: ShardRef): Promise<ShardRecord | undefined> {
@@ -556,11 +573,12 @@ export function committedStateOf(record: ShardRecord | undefined, packs: Readonl
   const reader = { committedEpoch: record?.committedEpoch ?? 0, abortedEpochs: record?.abortedEpochs ?? [] };
   const state = new Map<string, KeyState>();
   for (const [text, stored] of packs) {
-    if (!text.startsWith('b')) continue;
     for (const [key, item] of parsePack(stored)?.entries ?? []) {
-      if (`b${bucketOf(packHash(key), layout.buckets)}` !== text) continue;
+      // Only a key's pack under the layout holds what a reader sees: spilled keys' items, and
+      // copies left behind by splits, are read through it or not at all.
+      if (bucketPackText(bucketOf(packHash(key), layout.buckets)) !== text) continue;
       const visible = visibleState(reader, item);
-      const value = visible === SPILLED ? visibleState(reader, parsePack(packs.get(`k${key}`))?.entries.get(key)) : visible;
+      const value = visible === SPILLED ? visibleState(reader, parsePack(packs.get(spillPackText(key)))?.entries.get(key)) : visible;
       if (value) state.set(key, value);
     }
   }
