@@ -572,11 +572,12 @@ export function committedStateOf(record: ShardRecord | undefined, packs: Readonl
   const layout = record?.layout ?? INITIAL_LAYOUT;
   const reader = { committedEpoch: record?.committedEpoch ?? 0, abortedEpochs: record?.abortedEpochs ?? [] };
   const state = new Map<string, KeyState>();
-  for (const [text, stored] of packs) {
-    for (const [key, item] of parsePack(stored)?.entries ?? []) {
-      // Only a key's pack under the layout holds what a reader sees: spilled keys' items, and
-      // copies left behind by splits, are read through it or not at all.
-      if (bucketPackText(bucketOf(packHash(key), layout.buckets)) !== text) continue;
+  // Only the layout's buckets hold what a reader sees: spilled keys' items are read through
+  // their markers, and buckets of splits that never committed not at all.
+  for (let bucket = 0; bucket < layout.buckets; bucket++) {
+    for (const [key, item] of parsePack(packs.get(bucketPackText(bucket)))?.entries ?? []) {
+      // Copies a split left behind in the ancestor.
+      if (bucketOf(packHash(key), layout.buckets) !== bucket) continue;
       const visible = visibleState(reader, item);
       const value = visible === SPILLED ? visibleState(reader, parsePack(packs.get(spillPackText(key)))?.entries.get(key)) : visible;
       if (value) state.set(key, value);
