@@ -135,7 +135,8 @@ export interface ShardStore {
   write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void>;
   /**
    * Makes the claim's writes visible and records `progress`, atomically. Once per claim; a
-   * repeat of a commit that landed (the retry of an ambiguous failure) returns without writing.
+   * repeat of a commit that landed (the retry of an ambiguous failure) returns without writing,
+   * even once a newer claim has come: what it committed stays committed.
    */
   commit(claim: ShardClaim, progress: unknown): Promise<void>;
   /** The shard's record as it stands, without claiming: for the coordinator and the commit function. */
@@ -541,14 +542,15 @@ export abstract class ItemShardStore implements ShardStore {
       layout: this.grown.get(claim) ?? claim.layout,
     };
     const progressJson = JSON.stringify(progress);
-    const landed = async () => {
-      if (await this.putRecord(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch }, progressJson)) return true;
+    if (!(await this.putRecord(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch }, progressJson))) {
       // The condition failed: either a newer claim fenced this one, or this very commit landed
-      // and a retry of an ambiguous failure (a timeout, a 5xx) found it done.
+      // and a retry of an ambiguous failure (a timeout, a 5xx) found it done — perhaps after a
+      // newer claim, which leaves a committed epoch committed. Only a claim over an epoch that
+      // never committed aborts it, so the record tells the two apart for good.
       const current = await this.getRecord(claim.shard);
-      return current?.epoch === claim.epoch && current.committedEpoch === claim.epoch;
-    };
-    if (!(await landed())) throw new ShardFencedError(claim.shard, claim.epoch);
+      if (!current || !isCommitted(current, claim.epoch)) throw new ShardFencedError(claim.shard, claim.epoch);
+      if (current.epoch !== claim.epoch) return;
+    }
     // As JSON, as DynamoDB keeps it: a claim over the copy sees what a claim that read the record would.
     this.lastCommitted.set(shardId(claim.shard), { record, progress: progressJson });
   }
