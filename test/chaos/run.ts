@@ -125,6 +125,7 @@ let concurrent = 0;
 const dynamoFaults = { throttled: 0, ambiguous: 0 };
 const s3Faults = { throttled: 0, ambiguous: 0 };
 let checkpoints = 0;
+let rollbacks = 0;
 const byOutputCommit: Record<string, number> = {};
 let restores = 0;
 try {
@@ -146,6 +147,7 @@ try {
     s3Faults.throttled += result.s3Faults.throttled;
     s3Faults.ambiguous += result.s3Faults.ambiguous;
     checkpoints += result.checkpoints;
+    rollbacks += result.rollbacks;
     byOutputCommit[result.outputCommit] = (byOutputCommit[result.outputCommit] ?? 0) + 1;
     restores += result.restores;
     brokerRestarts += result.brokerRestarts;
@@ -168,7 +170,7 @@ process.stdout.write(
   `crashes by step ${JSON.stringify(crashes)}, redelivered batches ${redelivered}, cut batches ${cut}, ` +
     `concurrent runs ${concurrent}, DynamoDB requests throttled ${dynamoFaults.throttled} and answered 503 after ` +
     `succeeding ${dynamoFaults.ambiguous}, S3 requests slowed down ${s3Faults.throttled} and answered 500 after ` +
-    `succeeding ${s3Faults.ambiguous}, checkpoint manifests written ${checkpoints}, broker restarts ${brokerRestarts}, ` +
+    `succeeding ${s3Faults.ambiguous}, checkpoint manifests written ${checkpoints}, rollbacks ${rollbacks}, broker restarts ${brokerRestarts}, ` +
     `schedules by output commit ${JSON.stringify(byOutputCommit)}, savepoints restored mid-run ${restores}\n` +
     `${ran - failed} passed, ${failed} failed\n`,
 );

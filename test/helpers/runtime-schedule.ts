@@ -61,6 +61,8 @@ export interface ScheduleResult {
   readonly s3Faults: FaultCounts;
   /** Checkpoints whose manifest was written. */
   readonly checkpoints: number;
+  /** Rollbacks of lost transactions that shards did (the coordinator record forgets them once a checkpoint covers them). */
+  readonly rollbacks: number;
   readonly brokerRestarts: number;
   /** Failures other than the injected crashes and fencing (a restarting broker's), retried as Lambda would, by error name. */
   readonly retriedErrors: Record<string, number>;
@@ -249,10 +251,14 @@ export async function runSchedule(
       }
     }
   };
-  const invoke = (target: ShardTarget, records: KafkaRecord[]) =>
-    retried(`${target.stageId} ${target.topic}-${target.partition}, ${records.length} records`, () =>
+  let rollbacks = 0;
+  const invoke = async (target: ShardTarget, records: KafkaRecord[]) => {
+    const report = await retried(`${target.stageId} ${target.topic}-${target.partition}, ${records.length} records`, () =>
       processor.processShard(target.stageId, target.topic, target.partition, records),
     );
+    if (report.rollback) rollbacks++;
+    return report;
+  };
   let concurrent = 0;
   /** Now and then, two at once: overlapping retries, a zombie beside its successor, two coordinators. */
   const maybeTwice = async (run: () => Promise<unknown>) => {
@@ -381,7 +387,9 @@ export async function runSchedule(
     });
     return `${problem} (at ${where.map((m) => `${m.partition}@${m.offset}`).join(' and ')})`;
   });
-  if (problems.length > 0 && !unsettled) problems.push(`at the end: ${describeRecord(await retried('coordinator record', () => coordinator.get()))}`);
+  if (problems.length > 0 && !unsettled) {
+    problems.push(`at the end: ${describeRecord(await retried('coordinator record', () => coordinator.get()))}; rollbacks done ${rollbacks}`);
+  }
   return {
     seed,
     kind,
@@ -395,6 +403,7 @@ export async function runSchedule(
     dynamoFaults,
     s3Faults,
     checkpoints: (await listCheckpoints(snapshots)).length,
+    rollbacks,
     brokerRestarts,
     restores,
     retriedErrors,
