@@ -15,7 +15,7 @@ import { ItemShardStore, type EpochRange, type PackCondition, type RecordConditi
  * The shard store on DynamoDB (see docs/PROTOCOL.md). One table, keys `pk` and `sk`:
  *
  * - shard record — pk `shard#<stage>#<shard>`, sk `record`: `epoch`, `committedEpoch`,
- *   `aborted` (JSON ranges), `progress` (JSON), `buckets` and `liveBytes` (the pack layout);
+ *   `aborted` (JSON ranges), `progress` (JSON), `buckets`, `liveBytes` and `density` (the pack layout);
  * - bucket pack — pk `pack#<stage>#<shard>#b<bucket>`, sk `pack`: `entries` (JSON), `ver`,
  *   `epoch`. One partition key per bucket spreads a shard's keys over many partitions;
  * - spilled key — pk `pack#<stage>#<shard>#k<key group>`, sk `<key as JSON>`: the same
@@ -55,7 +55,10 @@ export class DynamoShardStore extends ItemShardStore {
       committedEpoch: Item.committedEpoch as number,
       abortedEpochs: JSON.parse(Item.aborted as string) as EpochRange[],
       progress: Item.progress === undefined ? undefined : (JSON.parse(Item.progress as string) as unknown),
-      layout: Item.buckets === undefined ? INITIAL_LAYOUT : { buckets: Item.buckets as number, liveBytes: Item.liveBytes as number },
+      layout:
+        Item.buckets === undefined
+          ? INITIAL_LAYOUT
+          : { buckets: Item.buckets as number, liveBytes: Item.liveBytes as number, density: (Item.density as number | undefined) ?? INITIAL_LAYOUT.density },
     };
   }
 
@@ -72,6 +75,7 @@ export class DynamoShardStore extends ItemShardStore {
           aborted: JSON.stringify(record.abortedEpochs),
           buckets: record.layout.buckets,
           liveBytes: record.layout.liveBytes,
+          density: record.layout.density,
           ...(record.progress === undefined ? {} : { progress: JSON.stringify(record.progress) }),
         },
         ...condition,

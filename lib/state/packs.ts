@@ -7,25 +7,50 @@ import { stableHash, type KeyRef } from './keys.js';
  * many keys writes each pack it touched once.
  *
  * The buckets grow by linear hashing: `buckets` packs, bucket `b` splitting into `b` and
- * `b + 2^level` in turn, so that the layout is two numbers committed with the shard record and
+ * `b + 2^level` in turn, so that the layout is a few numbers committed with the shard record and
  * a key's pack is known before anything is read.
  */
 export interface PackLayout {
   readonly buckets: number;
   /** The bytes of the visible states and keys, as the commits that wrote them measured them. */
   readonly liveBytes: number;
+  /**
+   * The share of the live bytes the shard's batches change, averaged over the last few: what
+   * decides how large its packs are ({@link packTarget}). A new shard starts at 1, with dense
+   * packs, since buckets can split later and never merge.
+   */
+  readonly density: number;
 }
 
-export const INITIAL_LAYOUT: PackLayout = { buckets: 1, liveBytes: 0 };
+export const INITIAL_LAYOUT: PackLayout = { buckets: 1, liveBytes: 0, density: 1 };
 
 /**
- * Live bytes a pack holds on average. A changed key keeps its previous value beside the new one
+ * Live bytes a fine pack holds on average. A changed key keeps its previous value beside the new one
  * until its epoch commits, and a bucket linear hashing has not split yet holds twice a split
  * one's keys, so a pack stays under a kilobyte, one write unit, most of the time: a batch that
  * changes a few keys among many then pays about a unit per key, as with an item per key, and
  * one that changes many keys of a pack pays far less.
  */
 export const PACK_LIVE_BYTES = 300;
+
+/**
+ * Live bytes a pack holds on average when the shard's batches change nearly every key: such a
+ * batch pays the same units whatever the packs' size, and fewer, larger packs save the requests'
+ * Lambda CPU. Under 40 KB with `prev` beside `cur` even in a bucket not split yet.
+ */
+export const DENSE_PACK_LIVE_BYTES = 64 * PACK_LIVE_BYTES;
+
+/** The weight of a batch in the layout's density: a run of four or five sparse batches makes packs fine, one alone does not. */
+const DENSITY_WEIGHT = 1 / 2;
+
+/**
+ * A write request's Lambda CPU as a share of a write unit's price: about 0.4 ms at 1 GB, or
+ * $0.000000012, against $0.000000625 a unit.
+ */
+const REQUEST_PRICE_IN_UNITS = 1 / 50;
+
+/** How much cheaper fine packs must be for a shard to split into them, since buckets never merge. */
+const SPLIT_MARGIN = 0.1;
 
 /**
  * A key whose state is larger lives in an item of its own, with a marker in its pack: so that
@@ -68,16 +93,59 @@ export function ancestorOf(bucket: number, buckets: number): number {
 
 /** How a store packs keys; the defaults suit DynamoDB's pricing, and the simulation draws small ones to split and spill often. */
 export interface PackOptions {
-  /** Live bytes a pack holds on average (default {@link PACK_LIVE_BYTES}). */
+  /** Live bytes a fine pack holds on average (default {@link PACK_LIVE_BYTES}). */
   readonly liveBytesPerPack?: number;
+  /** Live bytes a pack holds on average when batches change nearly every key (default 64 fine packs' worth: {@link DENSE_PACK_LIVE_BYTES}). */
+  readonly denseLiveBytesPerPack?: number;
   /** A key whose state is larger lives in an item of its own (default {@link SPILL_STATE_BYTES}). */
   readonly spillStateBytes?: number;
 }
 
-/** The layout after a batch changed the live bytes by `delta`: more buckets as they grow, never fewer. */
-export function grownLayout(layout: PackLayout, delta: number, liveBytesPerPack: number): PackLayout {
-  const liveBytes = Math.max(0, layout.liveBytes + delta);
-  return { buckets: Math.min(2 ** 30, Math.max(layout.buckets, Math.ceil(liveBytes / liveBytesPerPack))), liveBytes };
+/** What a batch's writes did to a shard's live bytes. */
+export interface BatchWrites {
+  /** How the live bytes changed. */
+  readonly delta: number;
+  /** The live bytes of the keys it wrote, each at the larger of its sizes before and after. */
+  readonly changedBytes: number;
+  readonly changedKeys: number;
+}
+
+/**
+ * The expected price of a batch's pack writes, in write units, with packs of `target` live bytes
+ * in a shard of `liveBytes` whose batches change `density` of them, keys of `keyBytes` each: the
+ * packs it touches, each billed a unit per started kilobyte, `prev` beside `cur` for its changed
+ * keys, and its request's CPU.
+ */
+function packWritesPrice(liveBytes: number, density: number, keyBytes: number, target: number): number {
+  const packs = Math.max(1, Math.ceil(liveBytes / target));
+  const keys = Math.max(1, liveBytes / Math.max(1, keyBytes));
+  const written = Math.min(packs, keys);
+  const touched = written * (1 - (1 - Math.min(1, density)) ** Math.max(1, keys / packs));
+  return touched * (writeUnits((liveBytes / written) * (1 + density)) + REQUEST_PRICE_IN_UNITS);
+}
+
+/**
+ * The live bytes per pack for a shard's next writes: `fine` packs (about a unit each) or
+ * `dense` ones, whichever the batches' density makes cheaper. A batch that changes a key in
+ * nearly every fine pack pays no fewer units for them than for a few large packs, and more
+ * requests. Fine packs must be cheaper by {@link SPLIT_MARGIN}: a split is for good.
+ */
+function packTarget(liveBytes: number, density: number, keyBytes: number, fine: number, dense: number): number {
+  const price = (target: number) => packWritesPrice(liveBytes, density, keyBytes, target);
+  return price(fine) < price(dense) * (1 - SPLIT_MARGIN) ? fine : dense;
+}
+
+/**
+ * The layout after a batch's writes: more buckets as the live bytes grow or the batches grow
+ * sparse, never fewer. Any count is safe for the keys, since linear hashing only refines.
+ */
+export function grownLayout(layout: PackLayout, batch: BatchWrites, fine: number, dense: number): PackLayout {
+  if (batch.changedKeys === 0) return layout;
+  const liveBytes = Math.max(0, layout.liveBytes + batch.delta);
+  const share = Math.min(1, batch.changedBytes / Math.max(1, liveBytes, layout.liveBytes));
+  const density = layout.density + DENSITY_WEIGHT * (share - layout.density);
+  const target = packTarget(liveBytes, density, batch.changedBytes / batch.changedKeys, fine, dense);
+  return { buckets: Math.min(2 ** 30, Math.max(layout.buckets, Math.ceil(liveBytes / target))), liveBytes, density };
 }
 
 /** The live bytes a key's state takes in its pack: its key and its state, or a marker if it is spilled. */

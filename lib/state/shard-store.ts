@@ -5,6 +5,7 @@ import {
   bucketPack,
   bucketPackText,
   grownLayout,
+  DENSE_PACK_LIVE_BYTES,
   INITIAL_LAYOUT,
   liveBytesOf,
   MAX_PACK_BYTES,
@@ -319,10 +320,12 @@ export abstract class ItemShardStore implements ShardStore {
   private readonly grown = new WeakMap<ShardClaim, PackLayout>();
   readonly requests: StoreRequestCounts = { recordReads: 0, recordWrites: 0, itemReadRequests: 0, itemsRead: 0, itemWrites: 0, writeUnits: 0 };
   private readonly liveBytesPerPack: number;
+  private readonly denseLiveBytesPerPack: number;
   private readonly spillStateBytes: number;
 
-  constructor({ liveBytesPerPack = PACK_LIVE_BYTES, spillStateBytes = SPILL_STATE_BYTES }: PackOptions = {}) {
+  constructor({ liveBytesPerPack = PACK_LIVE_BYTES, denseLiveBytesPerPack, spillStateBytes = SPILL_STATE_BYTES }: PackOptions = {}) {
     this.liveBytesPerPack = liveBytesPerPack;
+    this.denseLiveBytesPerPack = denseLiveBytesPerPack ?? (liveBytesPerPack * DENSE_PACK_LIVE_BYTES) / PACK_LIVE_BYTES;
     this.spillStateBytes = spillStateBytes;
   }
 
@@ -454,12 +457,15 @@ export abstract class ItemShardStore implements ShardStore {
     const existing = ({ key, home }: (typeof writes)[number]) => seen.get(home.text)?.entries.get(key.serialized);
 
     let delta = 0;
+    let changedBytes = 0;
     for (const write of writes) {
       const old = visibleState(claim, existing(write));
       const oldBytes = old === undefined || old === null ? undefined : old === SPILLED ? 0 : Buffer.byteLength(JSON.stringify(old));
-      delta += liveBytesOf(write.key, write.bytes, write.spilled) - liveBytesOf(write.key, oldBytes, old === SPILLED);
+      const [live, wasLive] = [liveBytesOf(write.key, write.bytes, write.spilled), liveBytesOf(write.key, oldBytes, old === SPILLED)];
+      delta += live - wasLive;
+      changedBytes += Math.max(live, wasLive);
     }
-    const after = grownLayout(before, delta, this.liveBytesPerPack);
+    const after = grownLayout(before, { delta, changedBytes, changedKeys: writes.length }, this.liveBytesPerPack, this.denseLiveBytesPerPack);
     const split = Array.from({ length: after.buckets - before.buckets }, (_, i) => before.buckets + i);
     await this.ensureSeen(claim, split.map((bucket) => bucketPack(ancestorOf(bucket, before.buckets))));
 

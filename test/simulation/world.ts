@@ -142,7 +142,8 @@ function packingOf(seed: number): PackOptions {
   const random = seededRandom(seed * 5_113 + 7);
   if (random() < 0.5) return {};
   const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)] as T;
-  return { liveBytesPerPack: pick([16, 48, 120]), spillStateBytes: pick([24, 64, 160, 4_096]) };
+  const liveBytesPerPack = pick([16, 48, 120]);
+  return { liveBytesPerPack, denseLiveBytesPerPack: liveBytesPerPack * pick([1, 4, 64]), spillStateBytes: pick([24, 64, 160, 4_096]) };
 }
 
 /**

@@ -2,7 +2,7 @@
 // in-memory store and against DynamoDB (dynalite), so that both keep one protocol.
 import { describe, expect, it } from 'vitest';
 import { keyRef, type KeyRef } from '../../../lib/state/keys.js';
-import { bucketOf, packHash, SPILL_STATE_BYTES } from '../../../lib/state/packs.js';
+import { bucketOf, DENSE_PACK_LIVE_BYTES, PACK_LIVE_BYTES, packHash, SPILL_STATE_BYTES, type PackOptions } from '../../../lib/state/packs.js';
 import {
   KeyStateTooLargeError,
   MAX_KEY_STATE_BYTES,
@@ -31,11 +31,14 @@ async function commitBatch(store: ItemShardStore, shard: ShardRef, values: Recor
   return claim;
 }
 
+/** Packs that split as keys grow whatever share of them a batch changes. */
+const FINE_PACKS_ONLY: PackOptions = { denseLiveBytesPerPack: PACK_LIVE_BYTES };
+
 /**
  * `largeBatch`: the key count of the atomic-commit test (default 10,000; a slow emulator
  * runs it smaller, the protocol being the same).
  */
-export function shardStoreContract(name: string, createStore: () => Promise<ItemShardStore>, largeBatch = 10_000): void {
+export function shardStoreContract(name: string, createStore: (packing?: PackOptions) => Promise<ItemShardStore>, largeBatch = 10_000): void {
   let shards = 0;
   const newShard = (): ShardRef => ({ stage: `stage-${name}`, shard: shards++ });
 
@@ -140,7 +143,7 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
     });
 
     it('reads the batch’s keys beside a claim over its own last commit, and keeps what a zombie writes after that read invisible', async () => {
-      const store = await createStore();
+      const store = await createStore(FINE_PACKS_ONLY);
       const shard = newShard();
       // Enough keys for many packs, so that a zombie can write a pack the last commit did not.
       const seeded = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, i]));
@@ -233,7 +236,7 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
     });
 
     it('splits its packs as its keys grow, and a split that never commits leaves the shard as it was', async () => {
-      const store = await createStore();
+      const store = await createStore(FINE_PACKS_ONLY);
       const shard = newShard();
       const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `key-${from + i}`);
       const states = (list: string[], count: (i: number) => number | undefined) =>
@@ -302,18 +305,46 @@ export function shardStoreContract(name: string, createStore: () => Promise<Item
       await store.write(retry, names.map((n) => ({ key: key(n), state: { count: 2 } })));
       await store.commit(retry, { offset: largeBatch });
       const packsWritten = store.requests.itemWrites - before.itemWrites;
-      expect(packsWritten).toBeLessThan(largeBatch / 4);
       expect(store.requests.recordWrites - before.recordWrites).toBe(1);
-      // Each pack holds under a kilobyte: one write unit.
-      expect(store.requests.writeUnits - before.writeUnits).toBeLessThanOrEqual(Math.ceil(packsWritten * 1.1) + 1);
 
       const check = await store.claim(shard);
+      // A batch that changes every key takes dense packs: a few large items, billed by their bytes.
       expect(check.layout.buckets).toBe(packsWritten);
+      expect(packsWritten).toBeLessThanOrEqual(Math.ceil(check.layout.liveBytes / DENSE_PACK_LIVE_BYTES));
+      expect(store.requests.writeUnits - before.writeUnits).toBeLessThanOrEqual(Math.ceil((check.layout.liveBytes * 2) / 1024) + packsWritten + 1);
       const readsBefore = store.requests.itemReadRequests;
       const states = await store.read(check, names.map(key));
       expect(store.requests.itemReadRequests - readsBefore).toBe(Math.ceil(packsWritten / 100));
       expect(states.size).toBe(largeBatch);
       expect([...states.values()].every((s) => (s as { count: number }).count === 2)).toBe(true);
+    });
+
+    it('splits dense packs into fine ones when batches change few of the keys, at about a write unit per changed key', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const keys = Math.min(largeBatch, 2_000);
+      const expected = Object.fromEntries(Array.from({ length: keys }, (_, i) => [`customer-${i}`, 1]));
+      await commitBatch(store, shard, expected, {});
+      const dense = (await store.claim(shard)).layout.buckets;
+
+      let last = { itemWrites: 0, writeUnits: 0 };
+      for (let batch = 0; batch < 8; batch++) {
+        const changed = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`customer-${(batch * 337 + i * 191) % keys}`, batch + 10]));
+        Object.assign(expected, changed);
+        const before = { ...store.requests };
+        await commitBatch(store, shard, changed, {});
+        last = { itemWrites: store.requests.itemWrites - before.itemWrites, writeUnits: store.requests.writeUnits - before.writeUnits };
+      }
+      const fine = (await store.claim(shard)).layout;
+      expect(fine.buckets).toBeGreaterThanOrEqual(Math.ceil(fine.liveBytes / PACK_LIVE_BYTES));
+      expect(fine.buckets).toBeGreaterThan(dense * 10);
+      // The last batch: ten keys, a pack each at most, about a unit each (a bucket not split yet
+      // holds twice a split one's keys), and the shard record's.
+      expect(last.itemWrites).toBeLessThanOrEqual(10);
+      expect(last.writeUnits).toBeLessThanOrEqual(Math.ceil(last.itemWrites * 1.5) + 1);
+      expect(await readAll(store, await store.claim(shard), Object.keys(expected))).toEqual(
+        Object.fromEntries(Object.entries(expected).map(([name, count]) => [name, { count }])),
+      );
     });
   });
 }

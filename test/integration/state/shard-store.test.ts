@@ -6,6 +6,7 @@ import { createDocumentClient } from '../../../lib/aws/clients.js';
 import { startDynamoDbEmulator, startDynamoDbEmulatorThread, startMotoServer, type Emulator } from '../../../lib/offline/emulators.js';
 import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
+import type { PackOptions } from '../../../lib/state/packs.js';
 import { shardStoreContract } from './shard-store-contract.js';
 
 let dynamo: Emulator;
@@ -26,14 +27,14 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-shardStoreContract('memory', () => Promise.resolve(new MemoryShardStore()));
+shardStoreContract('memory', (packing) => Promise.resolve(new MemoryShardStore(packing)));
 
 let tables = 0;
-const onDynamoDb = (emulator: () => Emulator) => async () => {
+const onDynamoDb = (emulator: () => Emulator) => async (packing?: PackOptions) => {
   const client = createDocumentClient(emulator().clientOptions);
   const table = `sluice-state-${tables++}`;
   await ensureStateTable(client, table);
-  return new DynamoShardStore(client, table);
+  return new DynamoShardStore(client, table, undefined, packing);
 };
 shardStoreContract('dynamodb (dynalite)', onDynamoDb(() => dynamo));
 shardStoreContract('dynamodb (dynalite on a thread of its own, on disk)', onDynamoDb(() => dynamoThread));

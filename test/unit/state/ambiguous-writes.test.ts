@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { keyRef } from '../../../lib/state/keys.js';
 import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
-import type { PackId, StoredPack } from '../../../lib/state/packs.js';
+import { PACK_LIVE_BYTES, type PackId, type StoredPack } from '../../../lib/state/packs.js';
 import type { PackCondition, RecordCondition, ShardRecord, ShardRef } from '../../../lib/state/shard-store.js';
 
 /** Loses the response of the first write of every pack. */
@@ -22,7 +22,8 @@ class LosingResponses extends MemoryShardStore {
 
 describe('a pack write whose success was reported as a failed condition', () => {
   it('writes on, new buckets included, and commits what it meant to', async () => {
-    const store = new LosingResponses();
+    // Fine packs only, so that the first batch splits buckets.
+    const store = new LosingResponses({ denseLiveBytesPerPack: PACK_LIVE_BYTES });
     const shard = { stage: 'ambiguous', shard: 0 };
     const key = (i: number) => keyRef(`customer-${i}`, 128);
     const claim = await store.claim(shard);
