@@ -70,6 +70,10 @@ interface TransactionalIdState {
   current: Transaction | undefined;
 }
 
+function transactionKey({ transactionalId, producerId, producerEpoch }: TransactionHandle): string {
+  return `${transactionalId}\u0000${producerId}\u0000${producerEpoch}`;
+}
+
 function partitionKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
 }
@@ -98,6 +102,8 @@ export class KafkaTwin implements KafkaClients {
   private readonly topicConfigs = new Map<string, Readonly<Record<string, string>>>();
   private readonly transactionalIds = new Map<string, TransactionalIdState>();
   private readonly groups = new Map<string, Map<string, number>>();
+  /** The transactions an EndTxn(abort) ended, by {@link transactionKey}: not a timeout, nor a newer producer's InitProducerId. */
+  private readonly abortedByRequest = new Set<string>();
   private nextProducerId = 1_000;
   private readonly clock: () => number;
   private readonly io: TwinIo;
@@ -142,6 +148,11 @@ export class KafkaTwin implements KafkaClients {
       records.push(...this.committedBetween(topic, partition, 0, this.lastStableOffset(topic, partition)));
     }
     return records;
+  }
+
+  /** Whether an EndTxn(abort) for this handle ended its transaction: for the simulation's invariants. */
+  wasAbortedByRequest(handle: TransactionHandle): boolean {
+    return this.abortedByRequest.has(transactionKey(handle));
   }
 
   /** Transactional ids whose transaction is still open, after expiring those past their timeout. */
@@ -457,9 +468,13 @@ export class KafkaTwin implements KafkaClients {
       case 'Empty':
         return 'empty';
       case 'Ongoing':
-        if (commit) this.prepareCommit(state);
-        else this.finish(state, false);
-        return commit ? 'committed' : 'aborted';
+        if (commit) {
+          this.prepareCommit(state);
+          return 'committed';
+        }
+        this.finish(state, false);
+        this.abortedByRequest.add(transactionKey(handle));
+        return 'aborted';
       // A broker answers CONCURRENT_TRANSACTIONS while the markers go out, and KafkaCommitter
       // retries until they are in: what it then answers, it answers here at once.
       case 'PrepareCommit':

@@ -114,6 +114,17 @@ const REVERTS: readonly Revert[] = [
       { file: 'lib/runtime/processor.ts', find: '    if ((await this.options.store.peek(shard))?.epoch !== epoch) {\n      await writer.close();', replace: '    if (!owned) {\n      await writer.close();' },
     ],
   },
+  {
+    // The shard store's reread took a landed commit for fenced once a newer claim had come, and the processor aborted the transaction it names.
+    fix: 'a landed commit done even after a newer claim',
+    edits: [
+      {
+        file: 'lib/state/shard-store.ts',
+        find: '      if (!current || !isCommitted(current, claim.epoch)) throw new ShardFencedError(claim.shard, claim.epoch);\n',
+        replace: '      if (current?.epoch !== claim.epoch || current.committedEpoch !== claim.epoch) throw new ShardFencedError(claim.shard, claim.epoch);\n',
+      },
+    ],
+  },
 ];
 
 const { values } = parseArgs({ options: { schedules: { type: 'string', default: '2000' }, only: { type: 'string' } } });

@@ -1,7 +1,7 @@
 // The DynamoDB and S3 twins of the simulation: the in-memory stores that pass the same contract
 // tests as DynamoDB and S3, with every request going through the scheduler.
 import { MemoryShardStore } from '../../lib/state/memory-shard-store.js';
-import { MemoryCoordinatorStore, type CoordinatorRecord } from '../../lib/state/coordinator-store.js';
+import { MemoryCoordinatorStore, type CoordinatorRecord, type RollbackRequest } from '../../lib/state/coordinator-store.js';
 import type { PackId, PackOptions, StoredPack } from '../../lib/state/packs.js';
 import type { PackCondition, RecordCondition, ShardRecord, ShardRef } from '../../lib/state/shard-store.js';
 import { readManifest, readShardState } from '../../lib/snapshot/checkpoint-state.js';
@@ -40,6 +40,9 @@ export class SimulatedShardStore extends MemoryShardStore {
 }
 
 export class SimulatedCoordinatorStore extends MemoryCoordinatorStore {
+  /** Called with each rollback request an update adds, as it lands: for the invariants that hold at that moment. */
+  onRollbackRequested: (request: RollbackRequest) => Promise<void> = () => Promise.resolve();
+
   constructor(private readonly io: TwinIo) {
     super();
   }
@@ -49,7 +52,15 @@ export class SimulatedCoordinatorStore extends MemoryCoordinatorStore {
   }
 
   override update(record: CoordinatorRecord): Promise<boolean> {
-    return this.io.call('PutItem', () => super.update(record));
+    return this.io.call('PutItem', async () => {
+      const before = (await super.get()).rollbacks ?? [];
+      if (!(await super.update(record))) return false;
+      for (const request of record.rollbacks ?? []) {
+        const known = before.some((r) => r.stageId === request.stageId && r.topic === request.topic && r.partition === request.partition && r.epoch === request.epoch);
+        if (!known) await this.onRollbackRequested(request);
+      }
+      return true;
+    });
   }
 
   inspect(): Promise<CoordinatorRecord> {

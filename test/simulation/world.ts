@@ -390,6 +390,19 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   const coordinatorEvery = Math.max(100, Math.min(1_000, Math.floor(plan.checkpointing.intervalMs / 4)));
   let nextCoordinatorAt = sim.now;
   const problems: string[] = [];
+  // A transaction a committed shard record names is the shard's output: only a broker may lose
+  // it (a timeout, a newer producer of its id). One that an EndTxn(abort) ended was aborted by
+  // an actor that took its landed commit for fenced, and its rollback only hides the loss.
+  coordinatorStore.onRollbackRequested = async (request) => {
+    const progress = runtimeProgressOf((await store.inspect(shardRefOf(plan, request)))?.progress);
+    const lost = progress.pending.find((p) => p.epoch === request.epoch);
+    if (lost && kafka.wasAbortedByRequest(lost.handle)) {
+      problems.push(
+        `${request.stageId}/${request.topic}/${request.partition}: epoch ${request.epoch}'s transaction, which the shard's committed record names, ` +
+          `was aborted on request, and a rollback was requested for it`,
+      );
+    }
+  };
   let calmSince: number | undefined;
   let calmAt = 0;
   /**
