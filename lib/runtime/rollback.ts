@@ -36,13 +36,14 @@ export interface Rollback {
   readonly transactionsAborted: number;
 }
 
-function sameTarget(request: RollbackRequest, target: ShardPosition): boolean {
-  return request.stageId === target.stageId && request.topic === target.topic && request.partition === target.partition;
+/** Whether `request` is the rollback of `target`'s transaction of `epoch`. */
+export function isRollbackOf(request: RollbackRequest, target: ShardPosition, epoch: number): boolean {
+  return sameShard(request, target) && request.epoch === epoch;
 }
 
 /** The shard's rollback that still has to be done, if any. */
 export function pendingRollback(record: CoordinatorRecord, target: ShardPosition): RollbackRequest | undefined {
-  return record.rollbacks?.find((request) => !request.done && sameTarget(request, target));
+  return record.rollbacks?.find((request) => !request.done && sameShard(request, target));
 }
 
 /**
@@ -63,9 +64,9 @@ export async function beginRollback(coordinator: CoordinatorStore, begun: Rollba
   for (;;) {
     const current = await coordinator.get();
     const requests = current.rollbacks ?? [];
-    if (!requests.some((request) => sameTarget(request, begun) && request.epoch === begun.epoch && !request.done)) return;
+    if (!requests.some((request) => isRollbackOf(request, begun, begun.epoch) && !request.done)) return;
     const rollbacks = requests.map((request) =>
-      sameTarget(request, begun) && request.epoch === begun.epoch ? { ...request, attemptedAt: now } : request,
+      isRollbackOf(request, begun, begun.epoch) ? { ...request, attemptedAt: now } : request,
     );
     if (await coordinator.update({ ...current, rollbacks })) return;
   }
@@ -118,7 +119,7 @@ export async function requestRollback(
   for (;;) {
     const current = await coordinator.get();
     if (current.committed >= lost.checkpoint) return undefined;
-    const existing = current.rollbacks?.find((request) => sameTarget(request, target) && request.epoch === lost.epoch);
+    const existing = current.rollbacks?.find((request) => isRollbackOf(request, target, lost.epoch));
     if (existing) return existing;
     const request: RollbackRequest = { ...target, epoch: lost.epoch, checkpoint: lost.checkpoint, base: current.committed, reason };
     if (await coordinator.update({ ...current, rollbacks: [...(current.rollbacks ?? []), request] })) return request;
@@ -130,7 +131,7 @@ export async function finishRollback(coordinator: CoordinatorStore, done: Rollba
   for (;;) {
     const current = await coordinator.get();
     const requests = current.rollbacks ?? [];
-    const rest = requests.filter((request) => !(sameTarget(request, done) && request.epoch === done.epoch));
+    const rest = requests.filter((request) => !isRollbackOf(request, done, done.epoch));
     if (rest.length === requests.length) return;
     const rollbacks = current.committed >= done.checkpoint ? rest : [...rest, { ...done, done: true }];
     if (await coordinator.update({ ...current, rollbacks })) return;

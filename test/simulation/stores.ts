@@ -4,6 +4,7 @@ import { MemoryShardStore } from '../../lib/state/memory-shard-store.js';
 import { MemoryCoordinatorStore, type CoordinatorRecord, type RollbackRequest } from '../../lib/state/coordinator-store.js';
 import type { PackId, PackOptions, StoredPack } from '../../lib/state/packs.js';
 import type { PackCondition, RecordCondition, ShardRecord, ShardRef } from '../../lib/state/shard-store.js';
+import { isRollbackOf } from '../../lib/runtime/rollback.js';
 import { readManifest, readShardState } from '../../lib/snapshot/checkpoint-state.js';
 import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
@@ -56,8 +57,7 @@ export class SimulatedCoordinatorStore extends MemoryCoordinatorStore {
       const before = (await super.get()).rollbacks ?? [];
       if (!(await super.update(record))) return false;
       for (const request of record.rollbacks ?? []) {
-        const known = before.some((r) => r.stageId === request.stageId && r.topic === request.topic && r.partition === request.partition && r.epoch === request.epoch);
-        if (!known) await this.onRollbackRequested(request);
+        if (!before.some((known) => isRollbackOf(known, request, request.epoch))) await this.onRollbackRequested(request);
       }
       return true;
     });
