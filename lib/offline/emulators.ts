@@ -97,7 +97,7 @@ export async function startS3Emulator(directory?: string, port = 0): Promise<Emu
 }
 
 /** A free TCP port on 127.0.0.1, for a server that cannot be told to pick one. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

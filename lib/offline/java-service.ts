@@ -36,6 +36,10 @@ export function logTail(file: string, lines = 40): string {
   return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
 }
 
+function logTails(files: readonly string[]): string {
+  return files.map((file) => `The end of ${file}:\n${logTail(file)}`).join('\n');
+}
+
 /** The pid in `pidFile`, if that process is alive and its command line names `marker`. */
 export function runningPid(pidFile: string, marker: string): number | undefined {
   if (!existsSync(pidFile)) return undefined;
@@ -91,13 +95,13 @@ export async function stopJava(
 /** Polls `answers` until it is true, failing early if `pid` exits and late after `timeoutMs`. */
 export async function waitUntilAnswering(
   answers: () => Promise<boolean>,
-  { pid, timeoutMs, name, at, logFile }: { pid: number; timeoutMs: number; name: string; at: string; logFile: string },
+  { pid, timeoutMs, name, at, logFiles }: { pid: number; timeoutMs: number; name: string; at: string; logFiles: readonly string[] },
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (!isAlive(pid)) throw new Error(`The ${name} (pid ${pid}) exited while starting. Its log ends:\n${logTail(logFile)}`);
+    if (!isAlive(pid)) throw new Error(`The ${name} (pid ${pid}) exited while starting. ${logTails(logFiles)}`);
     if (await answers()) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`The ${name} (pid ${pid}) did not answer at ${at} within ${timeoutMs} ms. Its log ends:\n${logTail(logFile)}`);
+  throw new Error(`The ${name} (pid ${pid}) did not answer at ${at} within ${timeoutMs} ms. ${logTails(logFiles)}`);
 }

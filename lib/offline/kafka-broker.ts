@@ -24,6 +24,8 @@ export interface LocalBrokerOptions {
   readonly transactionMaxTimeoutMs?: number;
   /** How long to wait for the broker to answer after starting it. */
   readonly startTimeoutMs?: number;
+  /** The size at which `server.log` rolls over to `server.log.1`; two older files are kept. Default 10 MiB. */
+  readonly logFileBytes?: number;
   /** Progress lines (fetching, formatting, starting); silent by default. */
   readonly log?: (line: string) => void;
   /**
@@ -48,6 +50,7 @@ export const LOCAL_TRANSACTION_MAX_TIMEOUT_MS = 900_000;
 const RECIPE_DIR = fileURLToPath(new URL('../../infra/kafka/', import.meta.url));
 const BROKER_MAIN_CLASS = 'kafka.Kafka';
 const STORAGE_TOOL_CLASS = 'kafka.tools.StorageTool';
+const DEFAULT_LOG_FILE_BYTES = 10 * 1024 * 1024;
 
 interface ResolvedOptions {
   port: number;
@@ -55,6 +58,7 @@ interface ResolvedOptions {
   cacheDir: string;
   transactionMaxTimeoutMs: number;
   startTimeoutMs: number;
+  logFileBytes: number;
   log: (line: string) => void;
 }
 
@@ -69,6 +73,7 @@ function resolveOptions(options: LocalBrokerOptions): ResolvedOptions {
     cacheDir: options.cacheDir ?? process.env.SLUICE_CACHE_DIR ?? join(homedir(), '.cache', 'sluice'),
     transactionMaxTimeoutMs: options.transactionMaxTimeoutMs ?? LOCAL_TRANSACTION_MAX_TIMEOUT_MS,
     startTimeoutMs: options.startTimeoutMs ?? 120_000,
+    logFileBytes: options.logFileBytes ?? DEFAULT_LOG_FILE_BYTES,
     log: options.log ?? (() => undefined),
   };
 }
@@ -152,13 +157,13 @@ export async function brokerAnswers(brokers: readonly string[], timeoutMs = 2_00
   }
 }
 
-function waitUntilBrokerAnswers(brokers: string[], pid: number, options: ResolvedOptions, logFile: string): Promise<void> {
+function waitUntilBrokerAnswers(brokers: string[], pid: number, options: ResolvedOptions): Promise<void> {
   return waitUntilAnswering(() => brokerAnswers(brokers), {
     pid,
     timeoutMs: options.startTimeoutMs,
     name: 'Kafka broker',
     at: brokers.join(','),
-    logFile,
+    logFiles: [join(options.stateDir, 'server.out'), join(options.stateDir, 'server.log')],
   });
 }
 
@@ -172,11 +177,13 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   const brokers = [`127.0.0.1:${port}`];
   mkdirSync(stateDir, { recursive: true });
   const logFile = join(stateDir, 'server.log');
+  // The JVM's own output: anything it prints before logging starts, such as a failure to start.
+  const outFile = join(stateDir, 'server.out');
 
   const runningPid = runningBrokerPid(stateDir);
   if (runningPid !== undefined) {
     log(`Reusing the Kafka broker already running (pid ${runningPid}) at ${brokers[0]}`);
-    await waitUntilBrokerAnswers(brokers, runningPid, resolved, logFile);
+    await waitUntilBrokerAnswers(brokers, runningPid, resolved);
     return { brokers, started: false, pid: runningPid, stateDir };
   }
   if (await brokerAnswers(brokers)) {
@@ -209,15 +216,17 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
       '-XX:+UseG1GC',
       '-Djava.awt.headless=true',
       `-Dlog4j2.configurationFile=${join(RECIPE_DIR, 'log4j2.properties')}`,
+      `-Dsluice.log.dir=${stateDir}`,
+      `-Dsluice.log.maxBytes=${resolved.logFileBytes}`,
       '-cp',
       classpath,
       BROKER_MAIN_CLASS,
       configFile,
     ],
-    logFile,
+    outFile,
     pidFile(stateDir),
   );
-  await waitUntilBrokerAnswers(brokers, pid, resolved, logFile);
+  await waitUntilBrokerAnswers(brokers, pid, resolved);
   log(`Kafka is up at ${brokers[0]} (pid ${pid})`);
   return { brokers, started: true, pid, stateDir };
 }

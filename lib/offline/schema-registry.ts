@@ -103,7 +103,7 @@ export async function startLocalSchemaRegistry(options: LocalSchemaRegistryOptio
   const url = `http://127.0.0.1:${port}${CONFLUENT_API_PATH}`;
   mkdirSync(stateDir, { recursive: true });
   const wait = (pid: number) =>
-    waitUntilAnswering(() => schemaRegistryAnswers(url), { pid, timeoutMs: startTimeoutMs, name: 'schema registry', at: url, logFile });
+    waitUntilAnswering(() => schemaRegistryAnswers(url), { pid, timeoutMs: startTimeoutMs, name: 'schema registry', at: url, logFiles: [logFile] });
 
   const running = runningPid(pidFile, ARTIFACT);
   if (running !== undefined) {
