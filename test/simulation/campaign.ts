@@ -3,6 +3,9 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { drawSchedule, simulate, type ScheduleConfig, type ScheduleOverrides, type SimulationResult } from './world.js';
 
+/** What a campaign adds up of each schedule. */
+export type ScheduleCounts = Pick<SimulationResult, 'counts' | 'steps'>;
+
 export interface CampaignOptions {
   readonly firstSeed: number;
   readonly schedules: number;
@@ -15,6 +18,8 @@ export interface CampaignOptions {
   readonly shrink?: boolean;
   readonly onFailure?: (failure: Failure) => void;
   readonly onProgress?: (ran: number, failed: number) => void;
+  /** Each schedule's outcome, in the order they finish. */
+  readonly onSchedule?: (seed: number, problems: readonly string[], result: ScheduleCounts) => void;
 }
 
 export interface Failure {
@@ -62,7 +67,8 @@ export async function shrink(config: ScheduleConfig): Promise<ScheduleConfig> {
   return smallest;
 }
 
-function add(totals: Record<string, number>, result: SimulationResult): void {
+/** Adds a schedule's counts to a campaign's totals. */
+export function addTotals(totals: Record<string, number>, result: ScheduleCounts): void {
   const { errors, ...counts } = result.counts;
   for (const [name, value] of Object.entries(counts)) totals[name] = (totals[name] ?? 0) + value;
   totals.steps = (totals.steps ?? 0) + result.steps;
@@ -77,7 +83,7 @@ const WORKER_SOURCE = `import('tsx/esm/api').then(({ register }) => { register()
 interface WorkerMessage {
   readonly seed: number;
   readonly problems: string[];
-  readonly result: Pick<SimulationResult, 'counts' | 'steps'>;
+  readonly result: ScheduleCounts;
 }
 
 export async function runCampaign(options: CampaignOptions): Promise<CampaignReport> {
@@ -86,9 +92,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   const failures: Failure[] = [];
   let ran = 0;
   const overrides = options.overrides ?? {};
-  const record = async (seed: number, problems: readonly string[], result: Pick<SimulationResult, 'counts' | 'steps'>) => {
+  const record = async (seed: number, problems: readonly string[], result: ScheduleCounts) => {
     ran++;
-    add(totals, result as SimulationResult);
+    addTotals(totals, result);
+    options.onSchedule?.(seed, problems, result);
     if (problems.length > 0) {
       const drawn = drawSchedule(seed, overrides);
       const shrunk = options.shrink === false ? drawn : await shrink(drawn);

@@ -8,11 +8,15 @@
 // and restore it mid-run, half of them into a grown source. `--output-commit on-checkpoint|per-batch`
 // runs every schedule with that output commit instead of the drawn one; `--tick-grace` and
 // `--no-tick-grace` make every schedule's coordinator tick lagging shards after a period, or at once.
+// `--ledger FILE` keeps a ledger of the run (test/simulation/ledger.ts): run again with the same
+// flags, it resumes after the seeds that have run, as long as the simulated code is the same;
+// a release run of a million schedules goes on over as many sittings as it takes.
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { OutputCommit } from '../../lib/api/index.js';
 import { SCHEDULE_KINDS, type ScheduleKind } from '../helpers/order-totals-kinds.js';
 import { runCampaign } from './campaign.js';
+import { CampaignLedger, LedgerMismatchError, type LedgerRun } from './ledger.js';
 import { drawSchedule, simulate } from './world.js';
 
 const { values } = parseArgs({
@@ -30,6 +34,7 @@ const { values } = parseArgs({
     'output-commit': { type: 'string' },
     'tick-grace': { type: 'boolean' },
     'no-tick-grace': { type: 'boolean' },
+    ledger: { type: 'string' },
   },
 });
 
@@ -82,28 +87,65 @@ if (values.replay !== undefined) {
   process.exitCode = result.problems.length === 0 ? 0 : 1;
 } else {
   const schedules = wholeNumber('schedules', values.schedules) ?? 0;
+  const firstSeed = wholeNumber('seed', values.seed) ?? 1;
+  const ledger = values.ledger === undefined ? undefined : openLedger(values.ledger, { firstSeed, schedules, overrides });
+  if (ledger) {
+    process.stdout.write(`${values.ledger}: ${ledger.done} of ${schedules} schedules ran in ${ledger.legs - 1} earlier legs; resuming at seed ${ledger.nextSeed}\n`);
+    // A kill between saves loses only the schedules since the last one.
+    for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15]] as const) {
+      process.once(signal, () => {
+        ledger.save();
+        process.exit(128 + number);
+      });
+    }
+  }
   const started = Date.now();
   const report = await runCampaign({
-    firstSeed: wholeNumber('seed', values.seed) ?? 1,
-    schedules,
+    firstSeed: ledger?.nextSeed ?? firstSeed,
+    schedules: ledger?.remaining ?? schedules,
     deadline: started + (wholeNumber('minutes', values.minutes) ?? 60) * 60_000,
     workers: wholeNumber('workers', values.workers) ?? 0,
     overrides,
     shrink: !values['no-shrink'],
     onFailure: (failure) =>
       process.stdout.write(`FAILED seed ${failure.seed}: ${failure.problems.slice(0, 3).join('; ')}\n  replay: ${failure.replay}\n`),
+    onSchedule: (seed, problems, result) => ledger?.record(seed, { problems, result }),
     onProgress: (ran, failed) => {
-      if (ran % 1000 === 0) process.stdout.write(`${ran} schedules, ${failed} failed, ${Math.round((Date.now() - started) / 1000)} s\n`);
+      if (ran % 1000 !== 0) return;
+      ledger?.save();
+      process.stdout.write(`${ran} schedules, ${failed} failed, ${Math.round((Date.now() - started) / 1000)} s\n`);
     },
   });
-  const { totals } = report;
-  process.stdout.write(
-    `${report.ran} schedules in ${(report.durationMs / 1000).toFixed(1)} s: ${totals.steps ?? 0} requests, ${totals.invocations ?? 0} ` +
-      `invocations, ${totals.checkpoints ?? 0} checkpoints, ${totals.rests ?? 0} rests, ${totals.rollbacks ?? 0} rollbacks, ${totals.restores ?? 0} restores; ` +
-      `injected ${totals.crashes ?? 0} crashes, ` +
-      `${totals.outages ?? 0} coordinator outages, ` +
-      `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests\n` +
-      `${report.ran - report.failures.length} passed, ${report.failures.length} failed\n`,
+  ledger?.save();
+  process.stdout.write(summary(report.ran, report.durationMs, report.totals, report.failures.length));
+  if (ledger) {
+    process.stdout.write(
+      `the ledger's run: ${summary(ledger.done, ledger.durationMs, ledger.totals, ledger.failures.length)}` +
+        `${ledger.complete ? `complete, over ${ledger.legs} legs` : `${ledger.remaining} schedules to go: run the same command again`}\n`,
+    );
+    for (const { seed, problems } of ledger.failures) process.stdout.write(`FAILED seed ${seed}: ${problems.slice(0, 3).join('; ')}\n`);
+  }
+  const failed = ledger ? ledger.failures.length : report.failures.length;
+  process.exitCode = failed > 0 || (ledger ? !ledger.complete : report.ran < schedules) ? 1 : 0;
+}
+
+function openLedger(path: string, run: LedgerRun): CampaignLedger {
+  try {
+    return CampaignLedger.open(path, run);
+  } catch (error) {
+    if (!(error instanceof LedgerMismatchError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+}
+
+function summary(ran: number, durationMs: number, totals: Readonly<Record<string, number>>, failed: number): string {
+  return (
+    `${ran} schedules in ${(durationMs / 1000).toFixed(1)} s: ${totals.steps ?? 0} requests, ${totals.invocations ?? 0} ` +
+    `invocations, ${totals.checkpoints ?? 0} checkpoints, ${totals.rests ?? 0} rests, ${totals.rollbacks ?? 0} rollbacks, ${totals.restores ?? 0} restores; ` +
+    `injected ${totals.crashes ?? 0} crashes, ` +
+    `${totals.outages ?? 0} coordinator outages, ` +
+    `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests\n` +
+    `${ran - failed} passed, ${failed} failed\n`
   );
-  process.exitCode = report.failures.length > 0 || report.ran < schedules ? 1 : 0;
 }
