@@ -105,6 +105,17 @@ const restartBroker = async () => {
   await stopLocalBroker(brokerOptions, 0);
   await startLocalBroker(brokerOptions);
 };
+/**
+ * Deletes a finished schedule's topics: a broker restart loads every partition it hosts, and
+ * with those of a hundred schedules kept a restart took 19 s instead of a few.
+ */
+async function deleteTopicsOf(namespace: string): Promise<void> {
+  try {
+    await admin.deleteTopics((await admin.listTopics()).filter((topic) => topic.startsWith(`${namespace}-`)));
+  } catch (error) {
+    process.stdout.write(`could not delete the topics of ${namespace}: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+}
 const registry = values.avro ? await acquireSchemaRegistry() : undefined;
 const scheduleOptions = {
   orders: Number(values.orders),
@@ -139,6 +150,7 @@ try {
       return undefined;
     });
     if (!result) continue;
+    await deleteTopicsOf(result.namespace);
     redelivered += result.redelivered;
     cut += result.cut;
     concurrent += result.concurrent;

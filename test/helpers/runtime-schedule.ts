@@ -43,6 +43,8 @@ export interface ScheduleEnvironment {
 
 export interface ScheduleResult {
   readonly seed: number;
+  /** The prefix of every topic the schedule made. */
+  readonly namespace: string;
   readonly kind: ScheduleKind;
   readonly outputCommit: OutputCommit;
   readonly stages: number;
@@ -392,6 +394,7 @@ export async function runSchedule(
   }
   return {
     seed,
+    namespace: name,
     kind,
     outputCommit,
     stages: plan.stages.length,
