@@ -157,13 +157,22 @@ export async function brokerAnswers(brokers: readonly string[], timeoutMs = 2_00
   }
 }
 
+/**
+ * The broker's log, and the JVM's own output: anything it prints before logging starts, such as a
+ * failure to start.
+ */
+function brokerLogFiles(stateDir: string): { readonly log: string; readonly out: string } {
+  return { log: join(stateDir, 'server.log'), out: join(stateDir, 'server.out') };
+}
+
 function waitUntilBrokerAnswers(brokers: string[], pid: number, options: ResolvedOptions): Promise<void> {
+  const { out, log } = brokerLogFiles(options.stateDir);
   return waitUntilAnswering(() => brokerAnswers(brokers), {
     pid,
     timeoutMs: options.startTimeoutMs,
     name: 'Kafka broker',
     at: brokers.join(','),
-    logFiles: [join(options.stateDir, 'server.out'), join(options.stateDir, 'server.log')],
+    logFiles: [out, log],
   });
 }
 
@@ -176,9 +185,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   const { port, stateDir, log } = resolved;
   const brokers = [`127.0.0.1:${port}`];
   mkdirSync(stateDir, { recursive: true });
-  const logFile = join(stateDir, 'server.log');
-  // The JVM's own output: anything it prints before logging starts, such as a failure to start.
-  const outFile = join(stateDir, 'server.out');
+  const logFiles = brokerLogFiles(stateDir);
 
   const runningPid = runningBrokerPid(stateDir);
   if (runningPid !== undefined) {
@@ -208,7 +215,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
     );
   }
 
-  log(`Starting Kafka on ${brokers[0]} (log: ${logFile})`);
+  log(`Starting Kafka on ${brokers[0]} (log: ${logFiles.log})`);
   const pid = startJava(
     [
       '-Xms256m',
@@ -223,7 +230,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
       BROKER_MAIN_CLASS,
       configFile,
     ],
-    outFile,
+    logFiles.out,
     pidFile(stateDir),
   );
   await waitUntilBrokerAnswers(brokers, pid, resolved);
