@@ -190,6 +190,30 @@ export function kafkaClientsContract(name: string, target: () => KafkaContractTa
       expect(values(records)).toEqual(['y']);
     });
 
+    it('drops the records of aborted transactions that nest, one begun before another and ended after it', async () => {
+      const { clients } = target();
+      const topic = await target().createTopic();
+      const logReaches = async (end: number) => {
+        for (let attempt = 0; attempt < 40 && (await clients.reader.logEnd(topic, 0)) < end; attempt++) await target().pass(250);
+        expect(await clients.reader.logEnd(topic, 0)).toBe(end);
+      };
+      const outer = await begin(target().transactionalId());
+      await outer.write(written(topic, 'outer-1'));
+      expect(await clients.committer.abort(await preCommitted(topic, target().transactionalId(), 'inner'))).toBe('aborted');
+      await logReaches(3);
+      await outer.write(written(topic, 'outer-2'));
+      const outerHandle = await outer.preCommit();
+      await outer.close();
+      expect(await clients.committer.abort(outerHandle)).toBe('aborted');
+      await logReaches(5);
+      await target().append(written(topic, 'after'));
+
+      const { records, next } = await pollAfterCommit(topic, 0, 100, 1);
+      expect(records.map((r) => [r.offset, r.value?.toString()])).toEqual([[5, 'after']]);
+      expect(next).toBe(6);
+      expect(values(await clients.reader.read({ topic, partition: 0, from: 1, to: 6 }))).toEqual(['after']);
+    });
+
     it('aborts a transaction left open past its timeout, and fences it', async () => {
       const { clients } = target();
       const topic = await target().createTopic();
