@@ -18,8 +18,9 @@ export function runTool(command: string, args: string[], what: string): void {
   }
 }
 
-export function javaCommand(): string {
-  return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
+/** A tool of the JDK (`java` unless named): from JAVA_HOME when it is set, else from PATH. */
+export function javaCommand(tool: 'java' | 'javac' = 'java'): string {
+  return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', tool) : tool;
 }
 
 export function isAlive(pid: number): boolean {

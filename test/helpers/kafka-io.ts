@@ -1,8 +1,14 @@
 // Kafka helpers for tests and the chaos runner, with no dependency on vitest: unique names,
-// and an independent read_committed consumer (kafkajs's own consumer with a consumer group)
-// to check what Sluice wrote.
-import { randomUUID } from 'node:crypto';
+// and an independent read_committed consumer (Apache Kafka's Java consumer) to check what
+// Sluice wrote.
+import { execFile } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
+import { javaCommand, runTool } from '../../lib/offline/java-service.js';
+import { ensureKafkaRuntime } from '../../lib/offline/kafka-broker.js';
 
 /** A topic or id name that no other test or earlier run uses. */
 export function uniqueName(prefix: string): string {
@@ -28,61 +34,88 @@ export interface ConsumeOptions {
   readonly readUncommitted?: boolean;
 }
 
+const READER_SOURCE = fileURLToPath(new URL('./TopicReader.java', import.meta.url));
+const READER_LOG_CONFIG = fileURLToPath(new URL('./topic-reader-log4j2.properties', import.meta.url));
+
 /**
- * Reads a topic from the beginning with a fresh consumer group, until `expected` messages
- * have arrived and then `settleMs` more have passed without any (so that duplicates would
- * show), or until `timeoutMs`. read_committed unless `readUncommitted`.
+ * The folder of the compiled TopicReader, next to the broker's jars: compiled once for each
+ * version of its source, and in a folder of its own first, so that test workers compiling at
+ * once do not see each other's half-written class.
  */
-export async function consumeTopic(
+function compiledTopicReader(libs: string): string {
+  const version = createHash('sha256').update(readFileSync(READER_SOURCE)).digest('hex').slice(0, 12);
+  const folder = join(dirname(libs), `topic-reader-${version}`);
+  if (existsSync(folder)) return folder;
+  const staging = `${folder}.${process.pid}.tmp`;
+  mkdirSync(staging, { recursive: true });
+  try {
+    runTool(javaCommand('javac'), ['-cp', join(libs, '*'), '-d', staging, READER_SOURCE], "compile the tests' topic reader");
+    if (!existsSync(folder)) renameSync(staging, folder);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return folder;
+}
+
+function decoded(field: string | undefined): Buffer | null {
+  return field === undefined || field === '-' ? null : Buffer.from(field, 'base64');
+}
+
+/**
+ * Reads a topic from the beginning with Apache Kafka's own Java consumer (TopicReader.java),
+ * until `expected` messages have arrived and then `settleMs` more have passed without any (so
+ * that duplicates would show), or until `timeoutMs`. read_committed unless `readUncommitted`.
+ *
+ * Not kafkajs's consumer: under read_committed it shows the records of an aborted transaction
+ * that began before another aborted transaction and ended after it, because it takes the
+ * broker's list of aborted transactions, which is in the order they ended, for the order they
+ * began (test/integration/kafka/topic-reader.test.ts).
+ */
+export function consumeTopic(
   topic: string,
   { brokers, expected = 0, settleMs = 1_500, timeoutMs = 30_000, readUncommitted = false }: ConsumeOptions,
 ): Promise<ConsumedMessage[]> {
-  const kafka = new Kafka({ brokers: [...brokers], clientId: 'sluice-test-consumer', logLevel: logLevel.NOTHING });
-  const consumer = kafka.consumer({
-    groupId: uniqueName('test-consumer'),
-    readUncommitted,
-    maxWaitTimeInMs: 200,
+  const libs = ensureKafkaRuntime();
+  const args = [
+    '-XX:TieredStopAtLevel=1',
+    '-XX:+UseSerialGC',
+    '-Xmx256m',
+    `-Dlog4j2.configurationFile=${READER_LOG_CONFIG}`,
+    '-cp',
+    [compiledTopicReader(libs), join(libs, '*')].join(delimiter),
+    'TopicReader',
+    brokers.join(','),
+    topic,
+    String(expected),
+    String(settleMs),
+    String(timeoutMs),
+    readUncommitted ? 'read_uncommitted' : 'read_committed',
+  ];
+  return new Promise((resolve, reject) => {
+    execFile(javaCommand(), args, { maxBuffer: 1 << 30, timeout: timeoutMs + 60_000 }, (error, stdout, stderr) => {
+      if (error) {
+        reject(new Error(`The topic reader failed to read ${topic}: ${error.message}\n${stderr.split('\n').slice(-20).join('\n')}`));
+        return;
+      }
+      const messages = stdout
+        .split('\n')
+        .filter((line) => line.startsWith('record '))
+        .map((line): ConsumedMessage => {
+          const [, partition, offset, timestamp, key, value] = line.split(' ');
+          const bytes = decoded(value);
+          return {
+            partition: Number(partition),
+            offset: Number(offset),
+            timestamp: Number(timestamp),
+            key: decoded(key)?.toString() ?? null,
+            value: bytes?.toString() ?? null,
+            bytes,
+          };
+        });
+      resolve(messages);
+    });
   });
-  const messages: ConsumedMessage[] = [];
-  let lastArrival = Date.now();
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const group = { joined: false };
-  consumer.on(consumer.events.GROUP_JOIN, () => {
-    group.joined = true;
-    lastArrival = Date.now();
-  });
-  // A rebalance (a missed heartbeat on a loaded machine) hands out again what was not yet
-  // committed: the same offsets, the same records. A record written twice has two offsets.
-  const seen = new Set<string>();
-  await consumer.run({
-    eachMessage: ({ partition, message }) => {
-      const position = `${partition}@${message.offset}`;
-      if (seen.has(position)) return Promise.resolve();
-      seen.add(position);
-      messages.push({
-        partition,
-        offset: Number(message.offset),
-        key: message.key?.toString() ?? null,
-        value: message.value?.toString() ?? null,
-        bytes: message.value,
-        timestamp: Number(message.timestamp),
-      });
-      lastArrival = Date.now();
-      return Promise.resolve();
-    },
-  });
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (group.joined && messages.length >= expected && Date.now() - lastArrival >= settleMs) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  // kafkajs's disconnect can wait forever on a group join still in flight, a known kafkajs behaviour;
-  // what was read is read by then, so it gets a bounded wait.
-  await Promise.race([consumer.disconnect(), new Promise((resolve) => setTimeout(resolve, 10_000).unref())]);
-  return messages;
 }
-
 
 /** Moves a partition's log start to `offset` (Kafka's deleteRecords), as retention moves it. */
 export async function deleteRecordsBefore(brokers: readonly string[], topic: string, partition: number, offset: string): Promise<void> {
