@@ -46,11 +46,14 @@ function compiledTopicReader(libs: string): string {
   const version = createHash('sha256').update(readFileSync(READER_SOURCE)).digest('hex').slice(0, 12);
   const folder = join(dirname(libs), `topic-reader-${version}`);
   if (existsSync(folder)) return folder;
-  const staging = `${folder}.${process.pid}.tmp`;
+  const staging = `${folder}.${randomUUID()}.tmp`;
   mkdirSync(staging, { recursive: true });
   try {
     runTool(javaCommand('javac'), ['-cp', join(libs, '*'), '-d', staging, READER_SOURCE], "compile the tests' topic reader");
-    if (!existsSync(folder)) renameSync(staging, folder);
+    renameSync(staging, folder);
+  } catch (error) {
+    // Another test worker compiled the same source first.
+    if (!existsSync(folder)) throw error;
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
