@@ -74,7 +74,7 @@ function decoded(field: string | undefined): Buffer | null {
  * broker's list of aborted transactions, which is in the order they ended, for the order they
  * began (test/integration/kafka/topic-reader.test.ts).
  */
-export function consumeTopic(
+export async function consumeTopic(
   topic: string,
   { brokers, expected = 0, settleMs = 1_500, timeoutMs = 30_000, readUncommitted = false }: ConsumeOptions,
 ): Promise<ConsumedMessage[]> {
@@ -94,30 +94,27 @@ export function consumeTopic(
     String(timeoutMs),
     readUncommitted ? 'read_uncommitted' : 'read_committed',
   ];
-  return new Promise((resolve, reject) => {
+  const printed = await new Promise<string>((resolve, reject) => {
     execFile(javaCommand(), args, { maxBuffer: 1 << 30, timeout: timeoutMs + 60_000 }, (error, stdout, stderr) => {
-      if (error) {
-        reject(new Error(`The topic reader failed to read ${topic}: ${error.message}\n${stderr.split('\n').slice(-20).join('\n')}`));
-        return;
-      }
-      const messages = stdout
-        .split('\n')
-        .filter((line) => line.startsWith('record '))
-        .map((line): ConsumedMessage => {
-          const [, partition, offset, timestamp, key, value] = line.split(' ');
-          const bytes = decoded(value);
-          return {
-            partition: Number(partition),
-            offset: Number(offset),
-            timestamp: Number(timestamp),
-            key: decoded(key)?.toString() ?? null,
-            value: bytes?.toString() ?? null,
-            bytes,
-          };
-        });
-      resolve(messages);
+      if (error) reject(new Error(`The topic reader failed to read ${topic}: ${error.message}\n${stderr.split('\n').slice(-20).join('\n')}`));
+      else resolve(stdout);
     });
   });
+  return printed
+    .split('\n')
+    .filter((line) => line.startsWith('record '))
+    .map((line): ConsumedMessage => {
+      const [, partition, offset, timestamp, key, value] = line.split(' ');
+      const bytes = decoded(value);
+      return {
+        partition: Number(partition),
+        offset: Number(offset),
+        timestamp: Number(timestamp),
+        key: decoded(key)?.toString() ?? null,
+        value: bytes?.toString() ?? null,
+        bytes,
+      };
+    });
 }
 
 /** Moves a partition's log start to `offset` (Kafka's deleteRecords), as retention moves it. */
