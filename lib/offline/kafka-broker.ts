@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KafkaAdmin } from '../kafka/admin.js';
 import { brokersFromEnvironment } from '../kafka/connection.js';
+import { buildOnce } from './cache-folder.js';
 import { javaCommand, runningPid, runTool, startJava, stopJava, waitUntilAnswering } from './java-service.js';
 
 /**
@@ -90,30 +91,22 @@ export function ensureKafkaRuntime(options: LocalBrokerOptions = {}): string {
   const { cacheDir, log } = resolveOptions(options);
   const version = kafkaVersion();
   const libs = join(cacheDir, `kafka-${version}`, 'libs');
-  const complete = join(libs, '.complete');
-  if (existsSync(complete)) return libs;
-
-  log(`Fetching Apache Kafka ${version} from Maven Central into ${libs}`);
-  const staging = `${libs}.${process.pid}.tmp`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
-  runTool(
-    'mvn',
-    [
-      '-q',
-      '-B',
-      '-f',
-      join(RECIPE_DIR, 'pom.xml'),
-      'dependency:copy-dependencies',
-      `-DoutputDirectory=${staging}`,
-      '-DincludeScope=runtime',
-    ],
-    `fetch Apache Kafka ${version}`,
-  );
-  writeFileSync(join(staging, '.complete'), `${version}\n`);
-  rmSync(libs, { recursive: true, force: true });
-  renameSync(staging, libs);
-  return libs;
+  return buildOnce(libs, (staging) => {
+    log(`Fetching Apache Kafka ${version} from Maven Central into ${libs}`);
+    runTool(
+      'mvn',
+      [
+        '-q',
+        '-B',
+        '-f',
+        join(RECIPE_DIR, 'pom.xml'),
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${staging}`,
+        '-DincludeScope=runtime',
+      ],
+      `fetch Apache Kafka ${version}`,
+    );
+  });
 }
 
 function renderServerProperties(options: ResolvedOptions, dataDir: string): string {

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildOnce } from './cache-folder.js';
 import { runningPid, runTool, startJava, stopJava, waitUntilAnswering } from './java-service.js';
 
 /**
@@ -71,19 +72,14 @@ export function ensureSchemaRegistryRuntime(options: LocalSchemaRegistryOptions 
   const version = recipeVersion();
   const home = join(cacheDir, `schema-registry-${version}`);
   const runner = join(home, `${ARTIFACT}-0-runner.jar`);
-  if (existsSync(join(home, '.complete'))) return runner;
-
-  log(`Building Apicurio Registry ${version} from Maven Central into ${home}`);
-  const staging = `${home}.${process.pid}.tmp`;
-  rmSync(staging, { recursive: true, force: true });
-  runTool(
-    'mvn',
-    ['-q', '-B', '-f', join(RECIPE_DIR, 'pom.xml'), 'package', '-DskipTests', `-Dregistry.buildDirectory=${staging}`],
-    `build Apicurio Registry ${version}`,
-  );
-  writeFileSync(join(staging, '.complete'), `${version}\n`);
-  rmSync(home, { recursive: true, force: true });
-  renameSync(staging, home);
+  buildOnce(home, (staging) => {
+    log(`Building Apicurio Registry ${version} from Maven Central into ${home}`);
+    runTool(
+      'mvn',
+      ['-q', '-B', '-f', join(RECIPE_DIR, 'pom.xml'), 'package', '-DskipTests', `-Dregistry.buildDirectory=${staging}`],
+      `build Apicurio Registry ${version}`,
+    );
+  });
   return runner;
 }
 

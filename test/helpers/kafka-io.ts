@@ -3,10 +3,11 @@
 // Sluice wrote.
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
+import { buildOnce } from '../../lib/offline/cache-folder.js';
 import { javaCommand, runTool } from '../../lib/offline/java-service.js';
 import { ensureKafkaRuntime } from '../../lib/offline/kafka-broker.js';
 
@@ -45,19 +46,9 @@ const READER_LOG_CONFIG = fileURLToPath(new URL('./topic-reader-log4j2.propertie
 function compiledTopicReader(libs: string): string {
   const version = createHash('sha256').update(readFileSync(READER_SOURCE)).digest('hex').slice(0, 12);
   const folder = join(dirname(libs), `topic-reader-${version}`);
-  if (existsSync(folder)) return folder;
-  const staging = `${folder}.${randomUUID()}.tmp`;
-  mkdirSync(staging, { recursive: true });
-  try {
-    runTool(javaCommand('javac'), ['-cp', join(libs, '*'), '-d', staging, READER_SOURCE], "compile the tests' topic reader");
-    renameSync(staging, folder);
-  } catch (error) {
-    // Another test worker compiled the same source first.
-    if (!existsSync(folder)) throw error;
-  } finally {
-    rmSync(staging, { recursive: true, force: true });
-  }
-  return folder;
+  return buildOnce(folder, (staging) =>
+    runTool(javaCommand('javac'), ['-cp', join(libs, '*'), '-d', staging, READER_SOURCE], "compile the tests' topic reader"),
+  );
 }
 
 function decoded(field: string | undefined): Buffer | null {
