@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import type { CommittedReader } from '../../lib/kafka/index.js';
 import { consumeTopic, type ConsumedMessage, type ConsumeOptions } from './kafka-io.js';
 
 export { uniqueName, type ConsumedMessage } from './kafka-io.js';
@@ -14,6 +15,18 @@ export function testBrokers(): string[] {
 /** {@link consumeTopic} on the test run's brokers. */
 export function consumeAll(topic: string, options: Omit<ConsumeOptions, 'brokers'> = {}): Promise<ConsumedMessage[]> {
   return consumeTopic(topic, { ...options, brokers: testBrokers() });
+}
+
+/**
+ * Partition 0's log end once it reaches `end`, or after 40 `pause`s if it never does: a test that
+ * counts offsets waits so for an abort's marker, which the broker writes after EndTxn answers.
+ */
+export async function logEndAfter(reader: Pick<CommittedReader, 'logEnd'>, topic: string, end: number, pause: () => Promise<void>): Promise<number> {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    if ((await reader.logEnd(topic, 0)) >= end) break;
+    await pause();
+  }
+  return reader.logEnd(topic, 0);
 }
 
 const CHILD = fileURLToPath(new URL('./transaction-child.ts', import.meta.url));

@@ -10,6 +10,7 @@ import {
   type OutputRecord,
   type TransactionHandle,
 } from '../../../lib/kafka/index.js';
+import { logEndAfter } from '../../helpers/kafka.js';
 
 export interface KafkaContractTarget {
   readonly clients: KafkaClients;
@@ -193,10 +194,7 @@ export function kafkaClientsContract(name: string, target: () => KafkaContractTa
     it('drops the records of aborted transactions that nest, one begun before another and ended after it', async () => {
       const { clients } = target();
       const topic = await target().createTopic();
-      const logReaches = async (end: number) => {
-        for (let attempt = 0; attempt < 40 && (await clients.reader.logEnd(topic, 0)) < end; attempt++) await target().pass(250);
-        expect(await clients.reader.logEnd(topic, 0)).toBe(end);
-      };
+      const logReaches = async (end: number) => expect(await logEndAfter(clients.reader, topic, end, () => target().pass(250))).toBe(end);
       const outer = await begin(target().transactionalId());
       await outer.write(written(topic, 'outer-1'));
       expect(await clients.committer.abort(await preCommitted(topic, target().transactionalId(), 'inner'))).toBe('aborted');

@@ -3,22 +3,38 @@
 // first aborts. The broker lists aborted transactions in the order they ended.
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CommittedRangeReader } from '../../../lib/kafka/index.js';
-import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { CommittedRangeReader, createRecordWriter, KafkaAdmin, type OutputRecord } from '../../../lib/kafka/index.js';
+import { consumeAll, logEndAfter, testBrokers, uniqueName } from '../../helpers/kafka.js';
 
 let kafka: Kafka;
 let reader: CommittedRangeReader;
+let admin: KafkaAdmin;
 const producers: Producer[] = [];
 
 beforeAll(() => {
   kafka = new Kafka({ brokers: testBrokers(), clientId: 'topic-reader-test', logLevel: logLevel.NOTHING });
   reader = new CommittedRangeReader({ brokers: testBrokers(), waitTimeoutMs: 1_500 });
+  admin = new KafkaAdmin({ brokers: testBrokers() });
 });
 
 afterAll(async () => {
   await Promise.all(producers.map((producer) => producer.disconnect()));
   await reader.close();
+  await admin.close();
 });
+
+async function createdTopic(prefix: string, partitions: number): Promise<string> {
+  const topic = uniqueName(prefix);
+  await admin.ensureTopics([{ topic, partitions }]);
+  return topic;
+}
+
+async function writeOutsideTransactions(records: OutputRecord[]): Promise<void> {
+  const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
+  await writer.write(records);
+  await writer.flush();
+  await writer.close();
+}
 
 async function transactionalProducer(): Promise<Producer> {
   const producer = kafka.producer({ transactionalId: uniqueName('topic-reader'), maxInFlightRequests: 1, idempotent: true });
@@ -29,19 +45,12 @@ async function transactionalProducer(): Promise<Producer> {
 
 /** Waits for the log to reach `end`: an abort's marker is written after EndTxn answers. */
 async function logReaches(topic: string, end: number): Promise<void> {
-  for (let attempt = 0; attempt < 50 && (await reader.logEnd(topic, 0)) < end; attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  expect(await reader.logEnd(topic, 0)).toBe(end);
+  expect(await logEndAfter(reader, topic, end, () => new Promise((resolve) => setTimeout(resolve, 250)))).toBe(end);
 }
 
 /** outer-1 at 0, inner at 1, inner's abort marker at 2, outer-2 at 3, outer's marker at 4, plain at 5. */
 async function nestedAbortedTransactions(): Promise<string> {
-  const topic = uniqueName('nested-aborts');
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-  await admin.disconnect();
+  const topic = await createdTopic('nested-aborts', 1);
   const outer = await (await transactionalProducer()).transaction();
   await outer.send({ topic, messages: [{ value: 'outer-1' }] });
   const inner = await (await transactionalProducer()).transaction();
@@ -51,10 +60,7 @@ async function nestedAbortedTransactions(): Promise<string> {
   await outer.send({ topic, messages: [{ value: 'outer-2' }] });
   await outer.abort();
   await logReaches(topic, 5);
-  const plain = kafka.producer();
-  producers.push(plain);
-  await plain.connect();
-  await plain.send({ topic, messages: [{ value: 'plain' }] });
+  await writeOutsideTransactions([{ topic, value: 'plain' }]);
   return topic;
 }
 
@@ -89,29 +95,19 @@ describe('the tests’ topic reader', () => {
   });
 
   it('reads every partition from the beginning, keys, values, nulls and timestamps as written', async () => {
-    const topic = uniqueName('topic-reader');
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
-    await admin.disconnect();
-    const plain = kafka.producer();
-    producers.push(plain);
-    await plain.connect();
-    const timestamp = String(Date.now() - 60_000);
-    await plain.send({
-      topic,
-      messages: [
-        { partition: 0, key: 'k0', value: 'v0', timestamp },
-        { partition: 1, key: null, value: Buffer.from([0, 255, 32]), timestamp },
-        { partition: 2, key: 'k2', value: null, timestamp },
-      ],
-    });
+    const topic = await createdTopic('topic-reader', 3);
+    const timestamp = Date.now() - 60_000;
+    await writeOutsideTransactions([
+      { topic, partition: 0, key: 'k0', value: 'v0', timestamp },
+      { topic, partition: 1, key: null, value: Buffer.from([0, 255, 32]), timestamp },
+      { topic, partition: 2, key: 'k2', value: null, timestamp },
+    ]);
 
     const read = await consumeAll(topic, { expected: 3, settleMs: 500 });
     expect([...read].sort((a, b) => a.partition - b.partition)).toEqual([
-      { partition: 0, offset: 0, timestamp: Number(timestamp), key: 'k0', value: 'v0', bytes: Buffer.from('v0') },
-      { partition: 1, offset: 0, timestamp: Number(timestamp), key: null, value: Buffer.from([0, 255, 32]).toString(), bytes: Buffer.from([0, 255, 32]) },
-      { partition: 2, offset: 0, timestamp: Number(timestamp), key: 'k2', value: null, bytes: null },
+      { partition: 0, offset: 0, timestamp, key: 'k0', value: 'v0', bytes: Buffer.from('v0') },
+      { partition: 1, offset: 0, timestamp, key: null, value: Buffer.from([0, 255, 32]).toString(), bytes: Buffer.from([0, 255, 32]) },
+      { partition: 2, offset: 0, timestamp, key: 'k2', value: null, bytes: null },
     ]);
   });
 });
