@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
-import type { CommittedReader } from '../../lib/kafka/index.js';
+import { createRecordWriter, type CommittedReader, type OutputRecord } from '../../lib/kafka/index.js';
 import { consumeTopic, type ConsumedMessage, type ConsumeOptions } from './kafka-io.js';
 
 export { uniqueName, type ConsumedMessage } from './kafka-io.js';
@@ -22,11 +22,20 @@ export function consumeAll(topic: string, options: Omit<ConsumeOptions, 'brokers
  * counts offsets waits so for an abort's marker, which the broker writes after EndTxn answers.
  */
 export async function logEndAfter(reader: Pick<CommittedReader, 'logEnd'>, topic: string, end: number, pause: () => Promise<void>): Promise<number> {
-  for (let attempt = 0; attempt < 40; attempt++) {
-    if ((await reader.logEnd(topic, 0)) >= end) break;
+  let logEnd = await reader.logEnd(topic, 0);
+  for (let attempt = 0; attempt < 40 && logEnd < end; attempt++) {
     await pause();
+    logEnd = await reader.logEnd(topic, 0);
   }
-  return reader.logEnd(topic, 0);
+  return logEnd;
+}
+
+/** Writes `records` to the test run's broker outside any transaction, with Sluice's AT_LEAST_ONCE writer. */
+export async function writeOutsideTransactions(records: OutputRecord[]): Promise<void> {
+  const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
+  await writer.write(records);
+  await writer.flush();
+  await writer.close();
 }
 
 const CHILD = fileURLToPath(new URL('./transaction-child.ts', import.meta.url));

@@ -1,8 +1,8 @@
 // The KafkaClients contract against the real broker and against the simulation's twin.
 import { afterAll, beforeAll } from 'vitest';
-import { connectKafka, createRecordWriter, KafkaAdmin, type KafkaClients } from '../../../lib/kafka/index.js';
+import { connectKafka, KafkaAdmin, type KafkaClients } from '../../../lib/kafka/index.js';
 import { KafkaTwin } from '../../../lib/testing/kafka-twin.js';
-import { testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { testBrokers, uniqueName, writeOutsideTransactions } from '../../helpers/kafka.js';
 import { kafkaClientsContract } from './kafka-clients-contract.js';
 
 let real: KafkaClients;
@@ -23,12 +23,7 @@ kafkaClientsContract('real broker', () => ({
     await admin.ensureTopics([{ topic, partitions, configs }]);
     return topic;
   },
-  append: async (records) => {
-    const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
-    await writer.write(records);
-    await writer.flush();
-    await writer.close();
-  },
+  append: writeOutsideTransactions,
   pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   transactionalId: () => uniqueName('contract-tx'),
 }));

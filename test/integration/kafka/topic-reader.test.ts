@@ -3,8 +3,8 @@
 // first aborts. The broker lists aborted transactions in the order they ended.
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CommittedRangeReader, createRecordWriter, KafkaAdmin, type OutputRecord } from '../../../lib/kafka/index.js';
-import { consumeAll, logEndAfter, testBrokers, uniqueName } from '../../helpers/kafka.js';
+import { CommittedRangeReader, KafkaAdmin } from '../../../lib/kafka/index.js';
+import { consumeAll, logEndAfter, testBrokers, uniqueName, writeOutsideTransactions } from '../../helpers/kafka.js';
 
 let kafka: Kafka;
 let reader: CommittedRangeReader;
@@ -27,13 +27,6 @@ async function createdTopic(prefix: string, partitions: number): Promise<string>
   const topic = uniqueName(prefix);
   await admin.ensureTopics([{ topic, partitions }]);
   return topic;
-}
-
-async function writeOutsideTransactions(records: OutputRecord[]): Promise<void> {
-  const writer = createRecordWriter('AT_LEAST_ONCE', { brokers: testBrokers() });
-  await writer.write(records);
-  await writer.flush();
-  await writer.close();
 }
 
 async function transactionalProducer(): Promise<Producer> {

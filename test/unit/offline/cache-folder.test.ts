@@ -1,10 +1,18 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { buildOnce } from '../../../lib/offline/cache-folder.js';
 
-const cacheRoot = () => mkdtempSync(join(tmpdir(), 'sluice-cache-folder-'));
+const roots: string[] = [];
+const cacheRoot = () => {
+  const root = mkdtempSync(join(tmpdir(), 'sluice-cache-folder-'));
+  roots.push(root);
+  return root;
+};
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
 const writing = (content: string) => (staging: string) => writeFileSync(join(staging, 'artifact'), content);
 
 describe('buildOnce', () => {
