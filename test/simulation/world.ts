@@ -458,6 +458,19 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   };
 
   /**
+   * Every source shard that turns idle has acknowledged idle. Its idleness counts from its first
+   * invocation, which a coordinator outage can hold back well past the input's end.
+   */
+  const sourcesTurnedIdle = async () => {
+    for (const { target } of mappings) {
+      const stage = plan.stages.find((s) => s.id === target.stageId);
+      if (stage?.input.kind !== 'source' || stage.input.source.watermarks.idlenessMs === undefined) continue;
+      if (runtimeProgressOf((await store.inspect(shardRefOf(plan, target)))?.progress).acknowledgedIdle !== true) return false;
+    }
+    return true;
+  };
+
+  /**
    * The rest is what it found: no delivery in flight, every shard past its log's last record,
    * nothing to commit, and the shards as the coordinator saw them when it went to rest (all read
    * without faults). A batch that committed since has called the coordinator, whose run wakes it.
@@ -559,7 +572,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     if (restorePhase === 'done' && !rollbacksPending(record) && (await dataQuiet())) {
       quiet ??= { at: sim.now, committed: undefined, commits: 0 };
       // Once the idle partitions have turned idle, each stage needs a checkpoint or two to pass the watermark on.
-      if (quiet.committed === undefined && sim.now - quiet.at >= IDLENESS_MS) quiet.committed = record.committed;
+      if (quiet.committed === undefined && sim.now - quiet.at >= IDLENESS_MS && (await sourcesTurnedIdle())) quiet.committed = record.committed;
       else if (quiet.committed !== undefined && record.committed > quiet.committed) {
         quiet.committed = record.committed;
         quiet.commits++;
