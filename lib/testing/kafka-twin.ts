@@ -58,6 +58,15 @@ interface DataEntry {
 /** A transaction marker: it takes an offset, as on the broker, and is never returned. */
 interface MarkerEntry {
   readonly kind: 'marker';
+  readonly transaction: Transaction;
+}
+
+/** One entry of a partition's aborted-transaction index, as the broker keeps it for read_committed fetches. */
+export interface AbortedTransaction {
+  /** The offset of the transaction's first record in the partition. */
+  readonly firstOffset: number;
+  /** The offset of its abort marker. */
+  readonly markerOffset: number;
 }
 
 type LogEntry = DataEntry | MarkerEntry;
@@ -148,6 +157,23 @@ export class KafkaTwin implements KafkaClients {
       records.push(...this.committedBetween(topic, partition, 0, this.lastStableOffset(topic, partition)));
     }
     return records;
+  }
+
+  /**
+   * The partition's aborted transactions in the order of their markers, as the broker's index
+   * lists them: two nest when one begins before the other and ends after it.
+   */
+  abortedTransactions(topic: string, partition: number): AbortedTransaction[] {
+    this.expireTransactions();
+    const firstOffsets = new Map<Transaction, number>();
+    const aborted: AbortedTransaction[] = [];
+    for (const [offset, entry] of this.log(topic, partition).entries()) {
+      if (entry.kind === 'data' && entry.transaction && !firstOffsets.has(entry.transaction)) firstOffsets.set(entry.transaction, offset);
+      if (entry.kind === 'marker' && entry.transaction.outcome === 'aborted') {
+        aborted.push({ firstOffset: firstOffsets.get(entry.transaction) ?? offset, markerOffset: offset });
+      }
+    }
+    return aborted;
   }
 
   /** Whether an EndTxn(abort) for this handle ended its transaction: for the simulation's invariants. */
@@ -400,7 +426,7 @@ export class KafkaTwin implements KafkaClients {
     const transaction = state.current;
     if (transaction) {
       transaction.outcome = commit ? 'committed' : 'aborted';
-      for (const id of transaction.partitions) this.logs.get(id)?.push({ kind: 'marker' });
+      for (const id of transaction.partitions) this.logs.get(id)?.push({ kind: 'marker', transaction });
     }
     state.current = undefined;
     state.state = commit ? 'CompleteCommit' : 'CompleteAbort';

@@ -145,7 +145,8 @@ function summary(ran: number, durationMs: number, totals: Readonly<Record<string
     `invocations, ${totals.checkpoints ?? 0} checkpoints, ${totals.rests ?? 0} rests, ${totals.rollbacks ?? 0} rollbacks, ${totals.restores ?? 0} restores; ` +
     `injected ${totals.crashes ?? 0} crashes, ` +
     `${totals.outages ?? 0} coordinator outages, ` +
-    `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests\n` +
+    `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests; ` +
+    `${totals.nestedAborts ?? 0} nested aborted output transactions read past\n` +
     `${ran - failed} passed, ${failed} failed\n`
   );
 }

@@ -54,6 +54,8 @@ describe('the deterministic simulation', () => {
     expect(report.totals.ambiguous).toBeGreaterThan(1_000);
     expect(report.totals.rollbacks).toBeGreaterThan(50);
     expect(report.totals.checkpoints).toBeGreaterThan(10_000);
+    // And output whose aborted transactions nest, which a read_committed reader must read past (docs/api.md).
+    expect(report.totals.nestedAborts).toBeGreaterThan(5);
   }, 300_000);
 
   it(`holds every invariant over ${SCHEDULES.toLocaleString('en')} seeded schedules, a tenth of them restoring a savepoint mid-run`, async () => {
