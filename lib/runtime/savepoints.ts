@@ -259,7 +259,7 @@ async function restoreState(options: RestoreOptions, source: RestoreSource): Pro
   const everyShard = [...options.shards, ...manifest.shards.filter((entry) => !options.shards.some((t) => key(t) === key(entry)))];
   let transactionsAborted = 0;
   for (const target of everyShard) {
-    const claim = await store.claim(shardRefOf(plan, target));
+    const claim = await store.claim(shardRefOf(plan, target), [], { replacingState: true });
     const progress = runtimeProgressOf(claim.progress);
     claims.set(key(target), { claim, progress });
     for (const pending of progress.pending.filter((p) => p.checkpoint > committedUpTo)) {

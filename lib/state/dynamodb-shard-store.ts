@@ -55,10 +55,10 @@ export class DynamoShardStore extends ItemShardStore {
       committedEpoch: Item.committedEpoch as number,
       abortedEpochs: JSON.parse(Item.aborted as string) as EpochRange[],
       progress: Item.progress === undefined ? undefined : (JSON.parse(Item.progress as string) as unknown),
-      layout:
-        Item.buckets === undefined
-          ? INITIAL_LAYOUT
-          : { buckets: Item.buckets as number, liveBytes: Item.liveBytes as number, density: (Item.density as number | undefined) ?? INITIAL_LAYOUT.density },
+      // Every record since key packs holds its layout; one without was written before them.
+      ...(Item.buckets === undefined
+        ? { layout: INITIAL_LAYOUT, writtenBeforeKeyPacks: true }
+        : { layout: { buckets: Item.buckets as number, liveBytes: Item.liveBytes as number, density: (Item.density as number | undefined) ?? INITIAL_LAYOUT.density } }),
     };
   }
 

@@ -124,12 +124,41 @@ export class ShardFencedError extends Error {
   }
 }
 
+/**
+ * The shard's record was written by a Sluice before key packs, which kept each key in an item
+ * of its own: this version does not read those items, so a claim would go on without the
+ * shard's state.
+ */
+export class StateWrittenBeforeKeyPacksError extends Error {
+  override readonly name = 'StateWrittenBeforeKeyPacksError';
+
+  constructor(readonly shard: ShardRef) {
+    super(
+      `Shard ${shard.stage}/${shard.shard}: its state table was written by a Sluice version before key packs, whose per-key ` +
+        `items this version does not read. Move the pipeline over with a savepoint: redeploy the version that wrote it, stop its ` +
+        `triggers, run \`sluice savepoint\`, deploy this version, and run \`sluice restore --savepoint <name>\` (README, "Deploying to AWS")`,
+    );
+  }
+}
+
+/** How a claim may treat the record it claims over. */
+export interface ClaimOptions {
+  /**
+   * A restore, which deletes the shard's state and writes it anew: it may claim over a record
+   * written before key packs, and its writes start from an empty layout, whose live bytes count
+   * only what it writes (the record keeps its layout until the restore commits).
+   */
+  readonly replacingState?: boolean;
+}
+
 export interface ShardStore {
   /**
    * Claims the shard. `expectedKeys` are keys the caller will read under the claim: a store may
-   * read them beside the claim, where that reads what a read after it would.
+   * read them beside the claim, where that reads what a read after it would. Throws
+   * {@link StateWrittenBeforeKeyPacksError} over a record an older version wrote, unless
+   * `options.replacingState`.
    */
-  claim(shard: ShardRef, expectedKeys?: readonly KeyRef[]): Promise<ShardClaim>;
+  claim(shard: ShardRef, expectedKeys?: readonly KeyRef[], options?: ClaimOptions): Promise<ShardClaim>;
   /** The visible state of each key, as of the claim; keys without state are absent. */
   read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>>;
   /** Writes the changed keys under the claim's epoch; invisible until `commit`. */
@@ -211,6 +240,8 @@ export interface ShardRecord {
   readonly abortedEpochs: readonly EpochRange[];
   readonly progress: unknown;
   readonly layout: PackLayout;
+  /** Written by a Sluice before key packs: the record has no layout, and the keys are in items of their own. */
+  readonly writtenBeforeKeyPacks?: boolean;
 }
 
 /**
@@ -351,7 +382,7 @@ export abstract class ItemShardStore implements ShardStore {
    * committed is what they show once the claim lands, and a write over a pack changed
    * meanwhile fails its condition and reads it again, as it would after any read.
    */
-  async claim(shard: ShardRef, expectedKeys: readonly KeyRef[] = []): Promise<ShardClaim> {
+  async claim(shard: ShardRef, expectedKeys: readonly KeyRef[] = [], options: ClaimOptions = {}): Promise<ShardClaim> {
     const id = shardId(shard);
     const committed = this.lastCommitted.get(id);
     this.lastCommitted.delete(id);
@@ -360,7 +391,7 @@ export abstract class ItemShardStore implements ShardStore {
       const packs = ids.length > 0 ? this.getPacks(shard, ids) : undefined;
       packs?.catch(() => undefined);
       const progress = committed.progress === undefined ? undefined : (JSON.parse(committed.progress) as unknown);
-      const claim = await this.claimOver(shard, { ...committed.record, progress }, committed.progress);
+      const claim = await this.claimOver(shard, { ...committed.record, progress }, committed.progress, options);
       if (claim) {
         if (packs) this.readBeside.set(claim, { ids, packs });
         return claim;
@@ -368,7 +399,8 @@ export abstract class ItemShardStore implements ShardStore {
     }
     for (;;) {
       const record = await this.getRecord(shard);
-      const claim = await this.claimOver(shard, record, JSON.stringify(record?.progress));
+      if (record?.writtenBeforeKeyPacks && !options.replacingState) throw new StateWrittenBeforeKeyPacksError(shard);
+      const claim = await this.claimOver(shard, record, JSON.stringify(record?.progress), options);
       if (claim) return claim;
     }
   }
@@ -377,7 +409,12 @@ export abstract class ItemShardStore implements ShardStore {
    * A claim over `record` as read (or as last committed here); undefined if the record is no
    * longer that. `progressJson`: its progress as JSON, for the write's units.
    */
-  private async claimOver(shard: ShardRef, record: ShardRecord | undefined, progressJson: string | undefined): Promise<ShardClaim | undefined> {
+  private async claimOver(
+    shard: ShardRef,
+    record: ShardRecord | undefined,
+    progressJson: string | undefined,
+    options: ClaimOptions,
+  ): Promise<ShardClaim | undefined> {
     const previousEpoch = record?.epoch ?? 0;
     const committedEpoch = record?.committedEpoch ?? 0;
     const abortedEpochs =
@@ -388,7 +425,7 @@ export abstract class ItemShardStore implements ShardStore {
       ? { kind: 'unchanged', epoch: record.epoch, committedEpoch: record.committedEpoch }
       : { kind: 'absent' };
     if (!(await this.putRecord(shard, next, condition, progressJson))) return undefined;
-    return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress, layout };
+    return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress, layout: options.replacingState ? INITIAL_LAYOUT : layout };
   }
 
   /** Writes the record, counting its units from its progress's JSON, which each caller has at hand. */

@@ -263,6 +263,28 @@ export function shardStoreContract(name: string, createStore: (packing?: PackOpt
       expect(await readAll(store, later, names(0, 1_500))).toEqual({ ...expected, ...states(names(300, 1_500), () => 7) });
     });
 
+    it('lays a restored shard out by the state the restore writes, not by that and the state it deleted', async () => {
+      const store = await createStore(FINE_PACKS_ONLY);
+      const shard = newShard();
+      const values = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`key-${i}`, i]));
+      await commitBatch(store, shard, values, { offset: 1 });
+      const before = await store.claim(shard);
+      await store.commit(before, { offset: 1 });
+
+      const restoring = await store.claim(shard, [], { replacingState: true });
+      // Until the restore commits, the shard keeps its layout: a restore that dies here leaves it readable.
+      expect((await store.peek(shard))?.layout).toEqual(before.layout);
+      await store.deleteKeyedState();
+      await store.read(restoring, Object.keys(values).map(key));
+      await store.write(restoring, Object.entries(values).map(([name, n]) => ({ key: key(name), state: { count: n } })));
+      await store.commit(restoring, { offset: 1 });
+
+      const restored = await store.claim(shard);
+      expect(restored.layout.liveBytes).toBe(before.layout.liveBytes);
+      expect(restored.layout.buckets).toBe(before.layout.buckets);
+      expect(await readAll(store, restored, Object.keys(values))).toEqual(Object.fromEntries(Object.entries(values).map(([name, n]) => [name, { count: n }])));
+    });
+
     it('moves a key between its pack and an item of its own as its state grows and shrinks, through attempts that never commit', async () => {
       const store = await createStore();
       const shard = newShard();

@@ -1,12 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
 import { startDynamoDbEmulator, startDynamoDbEmulatorThread, startMotoServer, type Emulator } from '../../../lib/offline/emulators.js';
 import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
 import type { PackOptions } from '../../../lib/state/packs.js';
+import { StateWrittenBeforeKeyPacksError } from '../../../lib/state/shard-store.js';
 import { shardStoreContract } from './shard-store-contract.js';
 
 let dynamo: Emulator;
@@ -40,3 +42,33 @@ shardStoreContract('dynamodb (dynalite)', onDynamoDb(() => dynamo));
 shardStoreContract('dynamodb (dynalite on a thread of its own, on disk)', onDynamoDb(() => dynamoThread));
 // moto validates requests more strictly than dynalite (expressions, item sizes, batch limits).
 shardStoreContract('dynamodb (moto)', onDynamoDb(() => moto), 1_000);
+
+describe('a state table written before key packs', () => {
+  it('refuses a claim, naming the shard and the move by savepoint, and lets a restore claim over it and write the layout', async () => {
+    const client = createDocumentClient(dynamo.clientOptions);
+    const table = `sluice-state-${tables++}`;
+    await ensureStateTable(client, table);
+    const shard = { stage: 'stage-1', shard: 3 };
+    // The record as versions before key packs wrote it: no buckets, the keys in `key#` items of their own.
+    await client.send(
+      new PutCommand({
+        TableName: table,
+        Item: { pk: 'shard#stage-1#3', sk: 'record', epoch: 7, committedEpoch: 7, aborted: '[]', progress: JSON.stringify({ offset: 42 }) },
+      }),
+    );
+    await client.send(new PutCommand({ TableName: table, Item: { pk: 'key#stage-1#3#17', sk: '"k"', cur: '{"sum":5}', curEpoch: 7 } }));
+    const store = new DynamoShardStore(client, table);
+
+    const refused = await store.claim(shard).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(StateWrittenBeforeKeyPacksError);
+    expect((refused as Error).message).toContain('Shard stage-1/3');
+    expect((refused as Error).message).toContain('sluice savepoint');
+    expect((refused as Error).message).toContain('sluice restore --savepoint');
+
+    const restoring = await store.claim(shard, [], { replacingState: true });
+    expect(restoring.epoch).toBe(8);
+    expect(restoring.progress).toEqual({ offset: 42 });
+    await store.commit(restoring, { offset: 42 });
+    expect((await store.claim(shard)).epoch).toBe(9);
+  });
+});
