@@ -32,10 +32,14 @@ afterAll(async () => {
 shardStoreContract('memory', (packing) => Promise.resolve(new MemoryShardStore(packing)));
 
 let tables = 0;
-const onDynamoDb = (emulator: () => Emulator) => async (packing?: PackOptions) => {
-  const client = createDocumentClient(emulator().clientOptions);
+const freshStateTable = async (emulator: Emulator) => {
+  const client = createDocumentClient(emulator.clientOptions);
   const table = `sluice-state-${tables++}`;
   await ensureStateTable(client, table);
+  return { client, table };
+};
+const onDynamoDb = (emulator: () => Emulator) => async (packing?: PackOptions) => {
+  const { client, table } = await freshStateTable(emulator());
   return new DynamoShardStore(client, table, undefined, packing);
 };
 shardStoreContract('dynamodb (dynalite)', onDynamoDb(() => dynamo));
@@ -45,9 +49,7 @@ shardStoreContract('dynamodb (moto)', onDynamoDb(() => moto), 1_000);
 
 describe('a state table written before key packs', () => {
   it('refuses a claim, naming the shard and the move by savepoint, and lets a restore claim over it and write the layout', async () => {
-    const client = createDocumentClient(dynamo.clientOptions);
-    const table = `sluice-state-${tables++}`;
-    await ensureStateTable(client, table);
+    const { client, table } = await freshStateTable(dynamo);
     const shard = { stage: 'stage-1', shard: 3 };
     // The record as versions before key packs wrote it: no buckets, the keys in `key#` items of their own.
     await client.send(
