@@ -129,8 +129,9 @@ export class DynamoShardStore extends ItemShardStore {
         new ScanCommand({
           TableName: this.tableName,
           ProjectionExpression: 'pk, sk',
-          FilterExpression: 'begins_with(pk, :key)',
-          ExpressionAttributeValues: { ':key': 'pack#' },
+          // `key#` items are the state of versions before key packs, which a restore replaces too.
+          FilterExpression: 'begins_with(pk, :pack) OR begins_with(pk, :key)',
+          ExpressionAttributeValues: { ':pack': 'pack#', ':key': 'key#' },
           ConsistentRead: true,
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
 import { startDynamoDbEmulator, startDynamoDbEmulatorThread, startMotoServer, type Emulator } from '../../../lib/offline/emulators.js';
@@ -48,7 +48,7 @@ shardStoreContract('dynamodb (dynalite on a thread of its own, on disk)', onDyna
 shardStoreContract('dynamodb (moto)', onDynamoDb(() => moto), 1_000);
 
 describe('a state table written before key packs', () => {
-  it('refuses a claim, naming the shard and the move by savepoint, and lets a restore claim over it and write the layout', async () => {
+  it('refuses a claim, naming the shard and the move by savepoint, and lets a restore claim over it, delete its per-key items and write the layout', async () => {
     const { client, table } = await freshStateTable(dynamo);
     const shard = { stage: 'stage-1', shard: 3 };
     // The record as versions before key packs wrote it: no buckets, the keys in `key#` items of their own.
@@ -70,6 +70,9 @@ describe('a state table written before key packs', () => {
     const restoring = await store.claim(shard, [], { replacingState: true });
     expect(restoring.epoch).toBe(8);
     expect(restoring.progress).toEqual({ offset: 42 });
+    expect(await store.deleteKeyedState()).toBe(1);
+    const oldKey = await client.send(new GetCommand({ TableName: table, Key: { pk: 'key#stage-1#3#17', sk: '"k"' } }));
+    expect(oldKey.Item).toBeUndefined();
     await store.commit(restoring, { offset: 42 });
     expect((await store.claim(shard)).epoch).toBe(9);
   });
