@@ -10,7 +10,9 @@
 // `--no-tick-grace` make every schedule's coordinator tick lagging shards after a period, or at once.
 // `--ledger FILE` keeps a ledger of the run (test/simulation/ledger.ts): run again with the same
 // flags, it resumes after the seeds that have run, as long as the simulated code is the same;
-// a release run of a million schedules goes on over as many sittings as it takes.
+// a release run of a million schedules goes on over as many sittings as it takes. Keep a release
+// run's ledger under test/simulation/ledgers/ and commit it at the end of each sitting: a sitting
+// on a fresh machine starts from a clean clone, and a ledger left in .sluice/ is gone.
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { OutputCommit } from '../../lib/api/index.js';
