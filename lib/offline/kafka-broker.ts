@@ -170,6 +170,18 @@ function waitUntilBrokerAnswers(brokers: string[], pid: number, options: Resolve
 }
 
 /**
+ * A random cluster id in Kafka's form (16 bytes, URL-safe base64 without padding) that does
+ * not start with '-': kafka-storage's argument parser reads such an id as an option and fails
+ * to format, one draw in 64, as Kafka's own Uuid.randomUuid draws again to avoid.
+ */
+export function kafkaClusterId(draw: (size: number) => Buffer = randomBytes): string {
+  for (;;) {
+    const id = draw(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+/**
  * Starts the local broker, or reuses the one already running from the same state folder or
  * answering on the same port.
  */
@@ -200,7 +212,7 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
 
   if (!existsSync(join(dataDir, 'meta.properties'))) {
     log(`Formatting KRaft storage in ${dataDir}`);
-    const clusterId = randomBytes(16).toString('base64url');
+    const clusterId = kafkaClusterId();
     runTool(
       javaCommand(),
       ['-cp', classpath, STORAGE_TOOL_CLASS, 'format', '--ignore-formatted', '-t', clusterId, '-c', configFile],
