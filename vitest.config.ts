@@ -1,6 +1,19 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * In this repository `sluice` and its subpaths are its own sources, as tsconfig.json's `paths`
+ * map them for tsc, tsx and esbuild; the published package maps them to dist/ instead.
+ */
+const { compilerOptions } = JSON.parse(readFileSync('tsconfig.json', 'utf8')) as { compilerOptions: { paths: Record<string, [string]> } };
+const selfReferences = Object.entries(compilerOptions.paths).map(([specifier, [target]]) => ({
+  find: new RegExp(`^${specifier.replace('/', '\\/')}$`),
+  replacement: resolve(target),
+}));
+
 export default defineConfig({
+  resolve: { alias: selfReferences },
   test: {
     globalSetup: ['test/setup/kafka-broker.ts', 'test/setup/schema-registry.ts', 'test/setup/python-tools.ts'],
     reporters: ['default', './test/setup/summary-reporter.ts'],

@@ -78,11 +78,11 @@ process.stdout.write('RESULT ' + JSON.stringify({ initCpuMs, initWallMs, batchCp
 process.exit(0);
 `;
 
-/** The processor's bundle as `serverless package` zips it, unzipped into `folder`. */
+/** The processor's bundle as `sluice deploy --package-only` zips it, unzipped into `folder`. */
 async function packageProcessor(folder: string, env: NodeJS.ProcessEnv): Promise<{ zipBytes: number; bundle: string }> {
   const packaged = join(folder, 'package');
-  await run('npx', ['serverless', 'package', '--package', packaged], {
-    env: { ...env, SLUICE_PIPELINE_FILE: 'bench/cold-start-pipeline.ts', SLUICE_KAFKA_TRIGGER: 'msk', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_PROFILE: 'none' },
+  await run(process.execPath, ['bin/sluice.js', 'deploy', 'bench/cold-start-pipeline.ts', '--package-only', '--package', packaged], {
+    env: { ...env, SLUICE_KAFKA_TRIGGER: 'msk', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_PROFILE: 'none' },
     timeout: 240_000,
   });
   const zip = join(packaged, 'processorstage1.zip');

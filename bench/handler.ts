@@ -20,7 +20,7 @@ import { acquireBrokers } from '../lib/offline/kafka-broker.js';
 import { mskEvent } from '../lib/offline/msk-event.js';
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
-import { LambdaDriver } from '../lib/testing/index.js';
+import { LambdaDriver } from '../lib/testing/lambda-driver.js';
 import { parseResult } from './child-io.js';
 import { ASSUMED_LATENCY_MS, criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, SERVICES, SpanLog, type Service } from './critical-path.js';
 import { startFloorHandler } from './contenders/kafkajs-floor-handler.js';

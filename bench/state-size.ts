@@ -13,7 +13,7 @@ import { PipelineRuntime } from '../lib/aws/runtime.js';
 import { checkpointManifestKey, readManifest } from '../lib/snapshot/checkpoint-state.js';
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
-import { LambdaDriver } from '../lib/testing/index.js';
+import { LambdaDriver } from '../lib/testing/lambda-driver.js';
 import { printResult, readJsonArgument } from './child-io.js';
 import { benchTopic } from './orders.js';
 import { customerTotalsPipeline } from './pipeline.js';

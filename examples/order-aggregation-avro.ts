@@ -11,9 +11,9 @@ import {
   ConfluentRegistryAvroDeserializationSchema,
   ConfluentRegistryAvroSerializationSchema,
   SubjectNameStrategy,
+  schemaRegistryFromEnvironment,
   type AvroSchema,
-} from '../lib/formats/index.js';
-import { schemaRegistryFromEnvironment } from '../lib/aws/schema-registry.js';
+} from 'sluice';
 import { generateOrder, orderAggregation, type Order as JsonOrder, type OrderAggregate } from './order-aggregation.js';
 
 /** An order as this pipeline reads it: the newest schema's fields. */

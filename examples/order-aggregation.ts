@@ -23,7 +23,7 @@ import {
   type DeserializationSchema,
   type ElementContext,
   type SerializationSchema,
-} from '../lib/api/index.js';
+} from 'sluice';
 
 export interface Order {
   readonly orderId: string;

@@ -6,8 +6,8 @@
 //   npx tsx examples/produce-avro-orders.ts --count 1000 --from 1000
 // KAFKA_BROKERS and SCHEMA_REGISTRY_URL as for the pipeline.
 import { parseArgs } from 'node:util';
-import { createRecordWriter } from '../lib/kafka/index.js';
-import { ConfluentRegistryAvroSerializationSchema, SubjectNameStrategy } from '../lib/formats/index.js';
+import { createRecordWriter } from 'sluice/kafka';
+import { ConfluentRegistryAvroSerializationSchema, SubjectNameStrategy } from 'sluice';
 import { generateAvroOrder, ORDER_SCHEMA_V1, orderSerializer, ORDERS_TOPIC, SCHEMA_REGISTRY } from './order-aggregation-avro.js';
 
 const { values } = parseArgs({

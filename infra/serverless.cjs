@@ -3,21 +3,27 @@
 // commit function, a least-privilege IAM role for each function (scoped to this pipeline's
 // own table, bucket, cluster, topics, groups, transactional ids and functions, and to what
 // that function does), the alarms and a dashboard. The state table and snapshot bucket are in
-// infra/resources.yml. The pipeline file is SLUICE_PIPELINE_FILE (default: the seed example).
+// infra/resources.yml. The pipeline file is SLUICE_PIPELINE_FILE, which `sluice deploy` sets.
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 
-const DEFAULT_PIPELINE = 'examples/order-aggregation.ts';
+/** A module of Sluice's plan: its sources in a checkout of Sluice, its build in the installed package. */
+function planModule(name) {
+  const sources = path.join(__dirname, '..', 'lib', 'plan', `${name}.ts`);
+  return fs.existsSync(sources) ? sources : path.join(__dirname, '..', 'dist', 'plan', `${name}.js`);
+}
 
 /** The pipeline's plan under the deployment stage's names, and the plan helpers this file uses. */
 async function loadPlan(file, deploymentStage) {
+  if (!file) throw new Error('SLUICE_PIPELINE_FILE is not set: deploy with sluice deploy <pipeline-file>, which sets it');
   const { tsImport } = await import('tsx/esm/api');
   const here = path.join(__dirname, 'serverless.cjs');
   const pipeline = (await tsImport(path.resolve(file), here)).default;
-  const { assertDeployable, planPipeline } = await tsImport('../lib/plan/planner.ts', here);
-  const { triggerStartingPosition } = await tsImport('../lib/plan/trigger-position.ts', here);
-  const names = await tsImport('../lib/plan/names.ts', here);
+  const { assertDeployable, planPipeline } = await tsImport(planModule('planner'), here);
+  const { triggerStartingPosition } = await tsImport(planModule('trigger-position'), here);
+  const names = await tsImport(planModule('names'), here);
   return { plan: assertDeployable(planPipeline(pipeline, { deploymentStage })), triggerStartingPosition, names };
 }
 
@@ -228,7 +234,7 @@ function schemaRegistryFrom(options) {
 
 module.exports = async ({ options }) => {
   // The stage as provider.stage resolves it: `--stage`, else dev.
-  const { plan, triggerStartingPosition, names } = await loadPlan(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE, options.stage ?? 'dev');
+  const { plan, triggerStartingPosition, names } = await loadPlan(process.env.SLUICE_PIPELINE_FILE, options.stage ?? 'dev');
   const scram = scramFrom(options);
   const registry = schemaRegistryFrom(options);
   const { batchSize, maximumBatchingWindowSeconds, provisionedPollers } = plan.eventSourceMapping;
@@ -441,6 +447,5 @@ module.exports = async ({ options }) => {
     pipeline: plan.pipeline,
     functions,
     resources,
-    alias: { 'sluice-pipeline': path.resolve(process.env.SLUICE_PIPELINE_FILE || DEFAULT_PIPELINE) },
   };
 };

@@ -23,6 +23,19 @@ export const OutputCommit = {
 export type OutputCommit = (typeof OutputCommit)[keyof typeof OutputCommit];
 
 /** Flink's checkpoint settings, with its names and defaults. */
+/**
+ * Flink's checkpointing modes. Sluice's checkpoints are always exactly once for state and
+ * offsets: each shard snapshots its own state with its own offset, so there are no barriers to
+ * align, and AT_LEAST_ONCE, which in Flink skips the alignment, changes nothing here. What
+ * reaches Kafka is each sink's {@link DeliveryGuarantee}.
+ */
+export const CheckpointingMode = {
+  EXACTLY_ONCE: 'EXACTLY_ONCE',
+  AT_LEAST_ONCE: 'AT_LEAST_ONCE',
+} as const;
+
+export type CheckpointingMode = (typeof CheckpointingMode)[keyof typeof CheckpointingMode];
+
 export class CheckpointConfig {
   /** `execution.checkpointing.interval`; 0 while checkpointing is off. */
   checkpointInterval = 0;
@@ -37,6 +50,21 @@ export class CheckpointConfig {
   maxCommitDelay = 60_000;
   /** When EXACTLY_ONCE output becomes visible: at checkpoints (default) or per batch. */
   outputCommit: OutputCommit = OutputCommit.ON_CHECKPOINT;
+  /** `execution.checkpointing.mode`: see {@link CheckpointingMode}. */
+  checkpointingMode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE;
+
+  /** Accepted as Flink's is; it changes nothing in Sluice ({@link CheckpointingMode}). */
+  setCheckpointingMode(mode: CheckpointingMode): this {
+    if (!Object.values(CheckpointingMode).includes(mode)) {
+      throw new Error(`Checkpointing mode must be CheckpointingMode.EXACTLY_ONCE or CheckpointingMode.AT_LEAST_ONCE, not ${mode}`);
+    }
+    this.checkpointingMode = mode;
+    return this;
+  }
+
+  getCheckpointingMode(): CheckpointingMode {
+    return this.checkpointingMode;
+  }
 
   setCheckpointTimeout(ms: number): this {
     this.checkpointTimeout = positiveDuration('Checkpoint timeout', ms);
@@ -158,8 +186,12 @@ export interface EnvironmentOptions {
  * Where a pipeline is declared (Flink's `StreamExecutionEnvironment`). A pipeline file's
  * default export is its environment.
  */
+/** Marks an environment whatever copy of Sluice built it, so that the CLI can tell another copy's from a wrong export. */
+export const ENVIRONMENT_MARK = Symbol.for('sluice.StreamExecutionEnvironment');
+
 export class StreamExecutionEnvironment {
   readonly name: string;
+  private readonly [ENVIRONMENT_MARK] = true;
   private readonly transformations: Transformation[] = [];
   private readonly checkpointConfig = new CheckpointConfig();
   private parallelism = 4;
@@ -185,8 +217,9 @@ export class StreamExecutionEnvironment {
   }
 
   /** Takes a checkpoint every `intervalMs`; exactly-once output is committed at each. */
-  enableCheckpointing(intervalMs: number): this {
+  enableCheckpointing(intervalMs: number, mode?: CheckpointingMode): this {
     this.checkpointConfig.checkpointInterval = positiveDuration('Checkpoint interval', intervalMs);
+    if (mode !== undefined) this.checkpointConfig.setCheckpointingMode(mode);
     return this;
   }
 

@@ -16,6 +16,7 @@ export {
 export {
   BadRecordPolicy,
   CheckpointConfig,
+  CheckpointingMode,
   OutputCommit,
   StreamExecutionEnvironment,
   type EnvironmentOptions,
@@ -106,7 +107,7 @@ export {
   type ReducingState,
   type ValueState,
 } from './state.js';
-export { days, hours, MAX_WATERMARK, milliseconds, MIN_WATERMARK, minutes, seconds } from './time.js';
+export { days, hours, MAX_WATERMARK, milliseconds, MIN_WATERMARK, minutes, seconds, Time } from './time.js';
 export { WatermarkEmission, WatermarkStrategy, type TimestampAssigner, type WatermarkGenerator, type WatermarkOutput } from './watermark.js';
 export {
   EventTimeSessionWindows,

@@ -5,6 +5,13 @@ import { parseJson } from './record-contents.js';
 export interface DeserializationSchema<T> {
   deserialize(value: Buffer | null): T;
   /**
+   * Whether `nextElement` ends its partition's stream, as in Flink: the element is not emitted,
+   * the partition's later records are read past, and its watermark no longer holds the
+   * stage's back (once every partition has ended, every event-time window fires). For bounded
+   * reads: a test's input, a backfill that stops at a marker record.
+   */
+  isEndOfStream?(nextElement: T): boolean;
+  /**
    * Fetches what `deserialize` will need for a batch's values (a registry's schemas), once per
    * batch before its first record is read. Throw to fail the batch, which is then retried: for
    * a cause outside the records, such as a registry that cannot be reached. A value it cannot
@@ -26,6 +33,8 @@ export interface SerializationSchema<T> {
 /** Turns a whole Kafka record — key, value, headers, position, timestamp — into an element. */
 export interface KafkaRecordDeserializationSchema<T> {
   deserialize(record: KafkaRecord): T;
+  /** See {@link DeserializationSchema.isEndOfStream}. */
+  isEndOfStream?(nextElement: T): boolean;
   /** See {@link DeserializationSchema.prepare}: once per batch, with the batch's records. */
   prepare?(records: readonly KafkaRecord[]): Promise<void>;
 }
@@ -34,8 +43,10 @@ export const KafkaRecordDeserializationSchema = {
   /** Reads only the record's value. */
   valueOnly<T>(schema: DeserializationSchema<T>): KafkaRecordDeserializationSchema<T> {
     const prepare = schema.prepare?.bind(schema);
+    const isEndOfStream = schema.isEndOfStream?.bind(schema);
     return {
       deserialize: (record) => schema.deserialize(record.value),
+      ...(isEndOfStream ? { isEndOfStream } : {}),
       ...(prepare ? { prepare: (records: readonly KafkaRecord[]) => prepare(records.map((record) => record.value)) } : {}),
     };
   },

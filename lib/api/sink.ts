@@ -1,6 +1,7 @@
-import { parseBrokerList } from '../kafka/connection.js';
+import { parseBrokerList } from '../kafka/broker-list.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 import type { OutputRecord } from '../kafka/records.js';
+import { described, functionOf } from './arguments.js';
 import type { SerializationSchema } from './serialization.js';
 
 export { DeliveryGuarantee };
@@ -44,13 +45,21 @@ function bytes(value: Buffer | string | null): Buffer | null {
   return typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
 }
 
+/** A serialization schema, or a function from element to bytes as one, checked when the pipeline is built. */
+function serializationSchemaOf<T>(method: string, schema: SerializationSchema<T> | ((element: T) => Bytes)): SerializationSchema<T> {
+  if (typeof schema === 'function') return { serialize: schema };
+  if (typeof (schema as Partial<SerializationSchema<T>> | null)?.serialize !== 'function') {
+    throw new Error(`${method} takes a SerializationSchema (an object with serialize(element), e.g. new SimpleStringSchema()) or a function element => bytes, not ${described(schema)}`);
+  }
+  return schema;
+}
+
 export const KafkaRecordSerializationSchema = {
   builder<T>() {
     let topic: string | undefined;
     let topicSelector: ((element: T) => string) | undefined;
-    let keySerializer: ((element: T) => Bytes) | undefined;
     let keySchema: SerializationSchema<T> | undefined;
-    let valueSerializer: SerializationSchema<T> | undefined;
+    let valueSchema: SerializationSchema<T> | undefined;
     let headerProvider: ((element: T) => Record<string, string | Buffer>) | undefined;
     let partitioner: Partitioner<T> | undefined;
     let recordTimestamp: RecordTimestamp = RecordTimestamp.ELEMENT;
@@ -60,25 +69,25 @@ export const KafkaRecordSerializationSchema = {
         return builder;
       },
       setTopicSelector(selector: (element: T) => string) {
-        topicSelector = selector;
+        topicSelector = functionOf('setTopicSelector', selector, 'element => topic');
         return builder;
       },
       /** A serialization schema, or a function from element to key. */
       setKeySerializationSchema(schema: SerializationSchema<T> | ((element: T) => Bytes)) {
-        keySerializer = typeof schema === 'function' ? schema : (element) => schema.serialize(element);
-        keySchema = typeof schema === 'function' ? undefined : schema;
+        keySchema = serializationSchemaOf('setKeySerializationSchema', schema);
         return builder;
       },
-      setValueSerializationSchema(schema: SerializationSchema<T>) {
-        valueSerializer = schema;
+      /** A serialization schema, or a function from element to value. */
+      setValueSerializationSchema(schema: SerializationSchema<T> | ((element: T) => Bytes)) {
+        valueSchema = serializationSchemaOf('setValueSerializationSchema', schema);
         return builder;
       },
       setHeaderProvider(provider: (element: T) => Record<string, string | Buffer>) {
-        headerProvider = provider;
+        headerProvider = functionOf('setHeaderProvider', provider, 'element => headers');
         return builder;
       },
       setPartitioner(custom: Partitioner<T>) {
-        partitioner = custom;
+        partitioner = functionOf('setPartitioner', custom, '(element, key, topic, partitions) => partition');
         return builder;
       },
       /** `RecordTimestamp.ELEMENT` (the default, as Flink) or `RecordTimestamp.WRITE_TIME`. */
@@ -93,14 +102,15 @@ export const KafkaRecordSerializationSchema = {
         const fix = 'KafkaRecordSerializationSchema.builder()';
         if (!topic && !topicSelector) throw new Error(`${fix} needs setTopic('name') or setTopicSelector(element => name)`);
         if (topic && topicSelector) throw new Error(`${fix} takes setTopic or setTopicSelector, not both`);
-        const serializeValue = valueSerializer;
+        const serializeValue = valueSchema;
+        const serializeKey = keySchema;
         if (!serializeValue) {
           throw new Error(`${fix} needs setValueSerializationSchema(new SimpleStringSchema()) or another schema`);
         }
         const fixedTopic = topic;
         const select = topicSelector;
         const stampsElementTime = recordTimestamp === RecordTimestamp.ELEMENT;
-        const opening = [keySchema, serializeValue].flatMap((schema) => (schema?.open ? [schema.open.bind(schema)] : []));
+        const opening = [serializeKey, serializeValue].flatMap((schema) => (schema?.open ? [schema.open.bind(schema)] : []));
         const open = async () => {
           await Promise.all(opening.map((openSchema) => openSchema()));
         };
@@ -110,7 +120,7 @@ export const KafkaRecordSerializationSchema = {
           ...(opening.length > 0 ? { open } : {}),
           serialize(element, context) {
             const target = fixedTopic ?? select?.(element) ?? '';
-            const key = keySerializer ? bytes(keySerializer(element)) : null;
+            const key = serializeKey ? bytes(serializeKey.serialize(element)) : null;
             const headers = headerProvider
               ? Object.entries(headerProvider(element)).map(([name, value]) => ({ key: name, value }))
               : undefined;

@@ -1,4 +1,5 @@
-import { parseBrokerList } from '../kafka/connection.js';
+import { parseBrokerList } from '../kafka/broker-list.js';
+import { objectWith } from './arguments.js';
 import {
   KafkaRecordDeserializationSchema,
   type DeserializationSchema,
@@ -126,12 +127,12 @@ export class KafkaSourceBuilder<T> {
   }
 
   setValueOnlyDeserializer(schema: DeserializationSchema<T>): this {
-    this.deserializer = KafkaRecordDeserializationSchema.valueOnly(schema);
+    this.deserializer = KafkaRecordDeserializationSchema.valueOnly(objectWith('setValueOnlyDeserializer', schema, 'deserialize', 'new SimpleStringSchema()'));
     return this;
   }
 
   setDeserializer(schema: RecordSchema<T>): this {
-    this.deserializer = schema;
+    this.deserializer = objectWith('setDeserializer', schema, 'deserialize', '{ deserialize: (record) => ... }');
     return this;
   }
 

@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { describePlan, formatPlan } from '../plan/explain.js';
 import { assertDeployable, planPipeline, PipelineValidationError } from '../plan/planner.js';
@@ -14,7 +12,9 @@ import { OfflineSession } from '../offline/offline.js';
 import { offlineRuntimeConfig, offlineStateDir } from '../offline/offline-state.js';
 import { acquireSchemaRegistry } from '../offline/schema-registry.js';
 import { savepointNameProblem } from '../snapshot/checkpoint-state.js';
+import { DEPLOY_CONFIG_FILE, deployTools, runServerless, writeService } from './deploy.js';
 import { loadPipeline, loadPipelineModule } from './load-pipeline.js';
+import { claimPipelineName } from './pipeline-names.js';
 import { symbolicate } from './symbolicate.js';
 
 type Output = (text: string) => void;
@@ -135,16 +135,14 @@ function statusWriter(): (line: string) => void {
 const COMMANDS: Record<string, Command> = {
   offline: {
     summary: 'run a pipeline on this machine: local Kafka, DynamoDB and S3 emulators, the Lambda handlers',
-    defaultFile: 'examples/order-aggregation.ts',
-    usage: `Usage: sluice offline [pipeline-file] [options]
+    usage: `Usage: sluice offline <pipeline-file> [options]
 
 Runs the pipeline's processor, coordinator and commit handlers on this machine, as AWS would:
 the local Kafka broker (started or reused; KAFKA_BROKERS for another), DynamoDB (dynalite) and
 S3 (s3rver) embedded, their data kept in .sluice/offline/<pipeline> so that a restart — even
 after a kill — carries on exactly once; MSK's event source mapping emulated (one poller per
 partition, batch size and window, the whole batch retried on error, group offsets committed
-after success); the coordinator on a timer. Stop it with Ctrl-C. The pipeline file defaults to
-the seed example, examples/order-aggregation.ts.
+after success); the coordinator on a timer. Stop it with Ctrl-C.
 
 Options:
   --generate <rate>             write <rate> input records a second with the file's generateInput
@@ -184,6 +182,7 @@ running services.
       if (registry) process.env.SCHEMA_REGISTRY_URL = registry.url;
       try {
         const { pipeline, generateInput } = await loadPipelineModule(file);
+        claimPipelineName(process.cwd(), pipeline.name, file);
         const rate = values['no-generate'] ? 0 : (positiveNumber(values, 'generate') ?? (generateInput ? 1_000 : 0));
         if (rate > 0 && !generateInput) {
           throw new Error(`${file} exports no generateInput(index) => { topic, key, value }: --generate needs one (or use --no-generate)`);
@@ -247,23 +246,36 @@ Options:
   },
   deploy: {
     summary: 'deploy a pipeline to AWS with the serverless CLI (or only package it)',
-    defaultFile: 'examples/order-aggregation.ts',
-    usage: `Usage: sluice deploy [pipeline-file] [--stage <stage>] [--region <region>] [--param <name=value> ...] [--package-only]
+    usage: `Usage: sluice deploy <pipeline-file> [--stage <stage>] [--region <region>] [--param <name=value> ...] [--package-only [--package <dir>]]
 
-Runs \`serverless deploy\` (the osls package) on serverless.yml for the pipeline: a processor
-function per stage on its MSK trigger, the coordinator on a schedule, the commit function, the
-state table, the snapshot bucket, a least-privilege role per function and the alarms.
-Parameters (see serverless.yml): mskClusterArn, mskClusterName, mskClusterUuid,
-kafkaBootstrapServers, kafkaAuth (IAM, SCRAM, TLS), kafkaScramSecretArn and kafkaScramKmsKeyArn
-(with SCRAM), subnetIdA, subnetIdB, securityGroupId, batchSize and batchingWindowSeconds (where
-the pipeline's env.setEventSourceMapping does not set them; given here, they win over it),
-snapshotRetentionDays, alarmOffsetLag. AWS credentials come from the usual places (AWS_PROFILE, ...).
+Deploys the pipeline with the serverless CLI (osls, with esbuild): a processor function per
+stage on its MSK trigger, the coordinator on a schedule, the commit function, the state table,
+the snapshot bucket, a least-privilege role per function, the alarms and a dashboard. The
+service is written to .sluice/deploy/<pipeline>/ (no serverless.yml of your own); each
+function's bundle holds the pipeline file, what it imports and Sluice's runtime.
+
+Parameters: mskClusterArn, mskClusterName, mskClusterUuid, kafkaBootstrapServers, subnetIdA,
+subnetIdB and securityGroupId (each deployment needs them); kafkaAuth (IAM, SCRAM or TLS;
+default IAM), with SCRAM kafkaScramSecretArn and kafkaScramKmsKeyArn; schemaRegistryUrl and
+schemaRegistrySecretArn; batchSize and batchingWindowSeconds (where the pipeline's
+env.setEventSourceMapping does not set them; given here, they win over it);
+snapshotRetentionDays (7); alarmOffsetLag (100000). SLUICE_KAFKA_TRIGGER=self-managed makes
+the triggers self-managed Kafka event sources (with kafkaAuth=SCRAM).
+
+${DEPLOY_CONFIG_FILE}, if the project has one, is merged over the generated serverless.yml:
+per-stage parameters (params.<stage>), provider settings (tags, stackTags, region, ...),
+extra resources (resources) and plugins. AWS credentials come from the usual places.
+
+The first deploy on a machine installs osls, serverless-esbuild and esbuild into Sluice's
+cache, unless the project has them.
 
 Options:
   --stage          the deployment stage (default dev)
   --region         the AWS region (default eu-west-1)
   --param          a parameter, name=value; repeat it
-  --package-only   build the bundles and the CloudFormation template in .serverless/, deploy nothing
+  --package-only   build the bundles and the CloudFormation template, deploy nothing
+  --package        with --package-only: the folder to write them to (default
+                   .sluice/deploy/<pipeline>/.serverless)
   --help           show this help
 `,
     options: {
@@ -271,25 +283,39 @@ Options:
       region: { type: 'string' },
       param: { type: 'string', multiple: true },
       'package-only': { type: 'boolean' },
+      package: { type: 'string' },
     },
     async run(file, values, out) {
-      const args = [values['package-only'] ? 'package' : 'deploy'];
-      for (const name of ['stage', 'region'] as const) {
-        const value = values[name];
-        if (typeof value === 'string') args.push(`--${name}`, value);
-      }
+      const packageOnly = values['package-only'] === true;
+      const packageDir = stringOption(values, 'package');
+      if (packageDir !== undefined && !packageOnly) throw new UsageError('--package goes with --package-only');
+      const stage = stringOption(values, 'stage') ?? 'dev';
+      const args = [packageOnly ? 'package' : 'deploy', '--stage', stage];
+      const region = stringOption(values, 'region');
+      if (region !== undefined) args.push('--region', region);
+      const params: Record<string, string> = {};
       for (const param of [values.param ?? []].flat()) {
         if (typeof param !== 'string') continue;
-        if (!/^[A-Za-z0-9]+=/.test(param)) throw new UsageError(`--param takes name=value, not ${param}`);
+        const match = /^([A-Za-z0-9]+)=(.*)$/.exec(param);
+        if (!match?.[1]) throw new UsageError(`--param takes name=value, not ${param}`);
+        params[match[1]] = match[2] ?? '';
         args.push('--param', param);
       }
+      if (packageDir !== undefined) args.push('--package', resolve(packageDir));
       // A pipeline that does not plan fails here, with its own message, before anything is built.
-      const plan = assertDeployable(planPipeline(await loadPipeline(file), { deploymentStage: stringOption(values, 'stage') ?? 'dev' }));
+      const pipeline = await loadPipeline(file);
+      const plan = assertDeployable(planPipeline(pipeline, { deploymentStage: stage }));
+      claimPipelineName(process.cwd(), pipeline.name, file);
       const topics = await topicSettingsOf(plan);
       out(formatTopicSettings(topics.brokers, topics.result));
-      const code = await runServerless(args, { ...process.env, SLUICE_PIPELINE_FILE: file });
+      const tools = deployTools(process.cwd(), (line) => out(`${line}\n`));
+      const serviceDir = writeService(
+        { pipelineFile: file, pipeline: pipeline.name, projectDir: process.cwd(), stage, params, packageOnly, selfManaged: process.env.SLUICE_KAFKA_TRIGGER === 'self-managed' },
+        tools.esbuildPlugin,
+      );
+      const code = await runServerless(tools, serviceDir, args, { ...process.env, SLUICE_PIPELINE_FILE: resolve(file) });
       if (code !== 0) throw new Error(`serverless ${args[0] ?? ''} exited with code ${code}`);
-      out(values['package-only'] ? 'Packaged into .serverless/\n' : 'Deployed.\n');
+      out(packageOnly ? `Packaged into ${packageDir ?? relative(process.cwd(), join(serviceDir, '.serverless'))}\n` : 'Deployed.\n');
     },
   },
   status: {
@@ -396,28 +422,42 @@ ${ENVIRONMENT_HELP}`,
   symbolicate: {
     summary: 'map a deployed function’s stack trace back to the sources, with its source maps',
     argument: 'source-map folder',
-    defaultFile: '.serverless/sourcemaps',
+    defaultFile: join('.sluice', 'deploy'),
     usage: `Usage: sluice symbolicate [source-map-folder] < trace.txt
 
 Reads a stack trace of a deployed function (from its CloudWatch logs) on standard input and
 prints it with each position in a bundle (functions/processor.mjs:76:33931) replaced by its
 position in the sources (lib/runtime/processor.ts:412:11). The maps are those that
-\`sluice deploy\` and \`sluice deploy --package-only\` leave in .serverless/sourcemaps, the default
-folder; keep them with the deployment they came from.
+\`sluice deploy\` and \`sluice deploy --package-only\` leave beside the zips, in
+.sluice/deploy/<pipeline>/.serverless/sourcemaps (or the --package folder's sourcemaps); keep
+them with the deployment they came from. The folder may be any that holds one set of them:
+by default .sluice/deploy, when one pipeline has been packaged.
 
 Options:
   --help   show this help
 `,
     options: {},
     async run(folder, _values, out) {
-      const functions = join(folder, 'functions');
-      if (!existsSync(functions)) throw new Error(`${functions} does not exist: package the pipeline first (sluice deploy --package-only), or name the folder that holds functions/*.mjs.map`);
+      const functions = sourceMapsIn(folder);
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
       out(symbolicate(Buffer.concat(chunks).toString('utf8'), functions));
     },
   },
 };
+
+/** The one folder of functions' source maps at or under `folder` (a package folder, a service folder, .sluice/deploy). */
+function sourceMapsIn(folder: string): string {
+  const services = existsSync(folder) ? readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(folder, entry.name)) : [];
+  const candidates = [folder, join(folder, 'sourcemaps'), join(folder, '.serverless', 'sourcemaps'), ...services.map((service) => join(service, '.serverless', 'sourcemaps'))]
+    .map((candidate) => join(candidate, 'functions'))
+    .filter((candidate) => existsSync(candidate));
+  if (candidates.length === 1 && candidates[0]) return candidates[0];
+  if (candidates.length === 0) {
+    throw new Error(`${folder} holds no functions/*.mjs.map: package the pipeline first (sluice deploy --package-only), or name the folder that holds them`);
+  }
+  throw new Error(`${folder} holds the source maps of several packages (${candidates.join(', ')}): name the one the trace came from`);
+}
 
 class UsageError extends Error {}
 
@@ -430,16 +470,6 @@ async function topicSettingsOf(plan: Plan) {
     return { brokers: [] as string[], result: { unreachable: error instanceof Error ? error.message : String(error) } };
   }
   return { brokers: connection.brokers, result: await checkTopicSettings(plan, connection) };
-}
-
-/** Runs the project's `serverless` (osls) with the terminal attached; resolves with its exit code. */
-function runServerless(args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const bin = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', '.bin', 'serverless');
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, [...args], { env, stdio: 'inherit' });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve(code ?? 1));
-  });
 }
 
 const USAGE = `Usage: sluice <command> <pipeline-file> [options]

@@ -1,9 +1,12 @@
-import { Kafka, logLevel, type InstrumentationEvent, type logCreator, type RetryOptions } from 'kafkajs';
+import { Kafka, logLevel, type InstrumentationEvent, type logCreator } from 'kafkajs';
 import Cluster from 'kafkajs/src/cluster/index.js';
 import InstrumentationEventEmitter from 'kafkajs/src/instrumentation/emitter.js';
 import { createLogger } from 'kafkajs/src/loggers/index.js';
 import defaultSocketFactory from 'kafkajs/src/network/socketFactory.js';
 import { kafkajsSecurity, type KafkaAuthentication } from './authentication.js';
+import { BROKERS_ENVIRONMENT_VARIABLE, parseBrokerList } from './broker-list.js';
+
+export { BROKERS_ENVIRONMENT_VARIABLE, parseBrokerList };
 
 /** How Sluice reaches a Kafka cluster. */
 export interface KafkaConnectionOptions {
@@ -13,11 +16,21 @@ export interface KafkaConnectionOptions {
   readonly clientId?: string;
   readonly connectionTimeoutMs?: number;
   readonly requestTimeoutMs?: number;
-  readonly retry?: RetryOptions;
+  readonly retry?: KafkaRetryOptions;
   /** TLS and SASL; plaintext without it (local brokers). */
   readonly authentication?: KafkaAuthentication;
   /** Called with each request to a broker as its response arrives: for metrics and for modelling a batch's round trips. */
   readonly onRequest?: (request: KafkaRequestSpan) => void;
+}
+
+/** How requests that failed with a retriable error are retried: exponential backoff with jitter. */
+export interface KafkaRetryOptions {
+  /** Retries after the first try; 0 fails at the first retriable error. */
+  readonly retries?: number;
+  readonly initialRetryTime?: number;
+  readonly maxRetryTime?: number;
+  readonly factor?: number;
+  readonly multiplier?: number;
 }
 
 /**
@@ -43,33 +56,6 @@ export function requestListener(onRequest: NonNullable<KafkaConnectionOptions['o
   return (event) => onRequest(spanOf(event));
 }
 
-export const BROKERS_ENVIRONMENT_VARIABLE = 'KAFKA_BROKERS';
-
-const DEFAULT_CLIENT_ID = 'sluice';
-const HOST_PORT = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
-
-/**
- * Parses a comma-separated `host:port,host:port` list, naming where it came from in the
- * error so that a typo in an environment variable or a config file is easy to find.
- */
-export function parseBrokerList(value: string, source: string): string[] {
-  const brokers = value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0);
-  if (brokers.length === 0) {
-    throw new Error(`${source} is empty: give one or more brokers as host:port,host:port`);
-  }
-  for (const broker of brokers) {
-    const match = HOST_PORT.exec(broker);
-    const port = match ? Number(match[1]) : 0;
-    if (!match || port < 1 || port > 65535) {
-      throw new Error(`${source} has "${broker}", which is not host:port (for example 127.0.0.1:9092)`);
-    }
-  }
-  return brokers;
-}
-
 /** The brokers named by `KAFKA_BROKERS`, or undefined when it is not set. */
 export function brokersFromEnvironment(env: NodeJS.ProcessEnv = process.env): string[] | undefined {
   const value = env[BROKERS_ENVIRONMENT_VARIABLE];
@@ -77,6 +63,8 @@ export function brokersFromEnvironment(env: NodeJS.ProcessEnv = process.env): st
     ? undefined
     : parseBrokerList(value, BROKERS_ENVIRONMENT_VARIABLE);
 }
+
+const DEFAULT_CLIENT_ID = 'sluice';
 
 const AUTH_MODES = ['NONE', 'TLS', 'IAM', 'SCRAM'] as const;
 
@@ -155,7 +143,7 @@ function clientConfig(options: KafkaConnectionOptions) {
     clientId: options.clientId ?? DEFAULT_CLIENT_ID,
     connectionTimeout: options.connectionTimeoutMs ?? 3_000,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
-    retry: options.retry,
+    ...(options.retry ? { retry: { ...options.retry } } : {}),
   };
 }
 

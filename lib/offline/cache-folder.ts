@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 const COMPLETE_MARKER = '.complete';
+
+/** Where Sluice caches what it fetches once per machine (the broker, the schema registry, the deploy tools): `SLUICE_CACHE_DIR`, else `~/.cache/sluice`. */
+export function sluiceCacheDir(): string {
+  return process.env.SLUICE_CACHE_DIR ?? join(homedir(), '.cache', 'sluice');
+}
 
 /**
  * Fills a cache folder once and returns it. `build` fills a staging folder of its own, which is

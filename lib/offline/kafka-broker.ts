@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KafkaAdmin } from '../kafka/admin.js';
 import { brokersFromEnvironment } from '../kafka/connection.js';
-import { buildOnce } from './cache-folder.js';
+import { buildOnce, sluiceCacheDir } from './cache-folder.js';
 import { javaCommand, runningPid, runTool, startJava, stopJava, waitUntilAnswering } from './java-service.js';
 
 /**
@@ -71,7 +70,7 @@ function resolveOptions(options: LocalBrokerOptions): ResolvedOptions {
   return {
     port,
     stateDir: options.stateDir ?? join(process.cwd(), '.sluice', 'kafka'),
-    cacheDir: options.cacheDir ?? process.env.SLUICE_CACHE_DIR ?? join(homedir(), '.cache', 'sluice'),
+    cacheDir: options.cacheDir ?? sluiceCacheDir(),
     transactionMaxTimeoutMs: options.transactionMaxTimeoutMs ?? LOCAL_TRANSACTION_MAX_TIMEOUT_MS,
     startTimeoutMs: options.startTimeoutMs ?? 120_000,
     logFileBytes: options.logFileBytes ?? DEFAULT_LOG_FILE_BYTES,

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildOnce } from './cache-folder.js';
+import { buildOnce, sluiceCacheDir } from './cache-folder.js';
 import { runningPid, runTool, startJava, stopJava, waitUntilAnswering } from './java-service.js';
 
 /**
@@ -51,7 +50,7 @@ function resolveOptions(options: LocalSchemaRegistryOptions) {
     stateDir,
     pidFile: join(stateDir, 'registry.pid'),
     logFile: join(stateDir, 'registry.log'),
-    cacheDir: options.cacheDir ?? process.env.SLUICE_CACHE_DIR ?? join(homedir(), '.cache', 'sluice'),
+    cacheDir: options.cacheDir ?? sluiceCacheDir(),
     startTimeoutMs: options.startTimeoutMs ?? 120_000,
     log: options.log ?? (() => undefined),
   };

@@ -110,6 +110,8 @@ export interface ExecutorSnapshot {
     /** Absent in snapshots written before generators emitted through an output. */
     readonly emitted?: number;
     readonly markedIdle?: boolean;
+    /** The source's deserializer ended the partition's stream (`isEndOfStream`). */
+    readonly ended?: boolean;
   }[];
   readonly timers: readonly TimerSnapshot[];
 }
@@ -201,6 +203,11 @@ interface PartitionProgress {
   emitted: number;
   /** The generator marked the partition idle (`WatermarkOutput.markIdle`). */
   markedIdle: boolean;
+  /**
+   * The deserializer's `isEndOfStream` ended the partition, as a Flink split finishes: its
+   * later records are read past, and its watermark is the highest, holding nothing back.
+   */
+  ended: boolean;
 }
 
 /**
@@ -246,12 +253,13 @@ export class StageExecutor {
     }
     const input = this.inputNode().node;
     if (input.role === 'source') {
-      for (const { partition, generator, lastActive, emitted, markedIdle } of snapshot.partitions) {
+      for (const { partition, generator, lastActive, emitted, markedIdle, ended } of snapshot.partitions) {
         const progress = this.partition(partition);
         progress.generator.restoreState?.(generator);
         progress.lastActive = lastActive;
         progress.emitted = emitted ?? MIN_WATERMARK;
         progress.markedIdle = markedIdle ?? false;
+        progress.ended = ended ?? false;
       }
     }
     this.processWatermark(snapshot.watermark);
@@ -266,12 +274,13 @@ export class StageExecutor {
     }
     return {
       watermark: this.sourceWatermark,
-      partitions: [...this.partitions].map(([partition, { generator, lastActive, emitted, markedIdle }]) => ({
+      partitions: [...this.partitions].map(([partition, { generator, lastActive, emitted, markedIdle, ended }]) => ({
         partition,
         generator: generator.snapshotState?.(),
         lastActive,
         emitted,
         markedIdle,
+        ...(ended ? { ended } : {}),
       })),
       timers,
     };
@@ -500,7 +509,7 @@ export class StageExecutor {
     this.count('recordsIn');
     try {
       const element = this.decode(input.node, record);
-      input.output.collect(element);
+      if (element) input.output.collect(element);
     } catch (error) {
       this.handleBadRecord(record, error);
     } finally {
@@ -509,11 +518,20 @@ export class StageExecutor {
     }
   }
 
-  private decode(node: PlanNode, record: KafkaRecord): StreamRecord {
+  /** The record's element, or undefined where its partition's stream has ended. */
+  private decode(node: PlanNode, record: KafkaRecord): StreamRecord | undefined {
     if (node.role === 'repartition-input') return decodeRepartitionRecord(record);
     if (node.role !== 'source') throw new Error(`${this.stage.id} starts with ${node.role}, not an input`);
     const { source, watermarks } = node.transformation;
-    const value = source.config.deserializer.deserialize(record);
+    const { deserializer } = source.config;
+    if (this.partition(record.partition).ended) return undefined;
+    const value = deserializer.deserialize(record);
+    if (deserializer.isEndOfStream?.(value)) {
+      const ended = this.partition(record.partition);
+      ended.ended = true;
+      ended.emitted = MAX_WATERMARK;
+      return undefined;
+    }
     const timestamp = watermarks.timestampAssigner ? watermarks.timestampAssigner(value, record.timestamp) : record.timestamp;
     // An event time that is not a whole number of milliseconds would travel on as null (JSON has
     // no Infinity) and fail a later stage far from its record; it is this record's fault.
@@ -579,6 +597,7 @@ export class StageExecutor {
       lastActive: this.options.clock(),
       emitted: MIN_WATERMARK,
       markedIdle: false,
+      ended: false,
       output: {
         emitWatermark: (watermark) => {
           if (!Number.isSafeInteger(watermark)) {

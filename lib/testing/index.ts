@@ -1,3 +1,4 @@
+// `sluice/testing`: the harnesses, which run a pipeline or an operator in memory, with no broker and no AWS client.
 export {
   executeAndCollect,
   OperatorTestHarness,
@@ -6,4 +7,3 @@ export {
   type TestRecord,
   type TimestampedValue,
 } from './harness.js';
-export { LambdaDriver } from './lambda-driver.js';

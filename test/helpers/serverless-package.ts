@@ -1,4 +1,4 @@
-// `npx serverless package` of a pipeline file into a folder of its own, for the deployment tests.
+// `sluice deploy --package-only` of a pipeline file into a folder of its own, for the deployment tests.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,7 +30,6 @@ export function usePackaging() {
     const env = {
       ...process.env,
       ...extraEnv,
-      SLUICE_PIPELINE_FILE: pipelineFile,
       SLUICE_KAFKA_TRIGGER: trigger,
       AWS_ACCESS_KEY_ID: '',
       AWS_SECRET_ACCESS_KEY: '',
@@ -38,7 +37,7 @@ export function usePackaging() {
     };
     const paramArgs = Object.entries(params).flatMap(([name, value]) => ['--param', `${name}=${value}`]);
     const stageArgs = stage === undefined ? [] : ['--stage', stage];
-    await run('npx', ['serverless', 'package', '--package', folder, ...stageArgs, ...paramArgs], { env, timeout: 240_000 });
+    await run(process.execPath, ['bin/sluice.js', 'deploy', pipelineFile, '--package-only', '--package', folder, ...stageArgs, ...paramArgs], { env, timeout: 240_000 });
     const template = JSON.parse(readFileSync(join(folder, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
     return { folder, template };
   };

@@ -1,4 +1,4 @@
-// What ships is what is tested: `serverless package` builds the zips, and each function is
+// What ships is what is tested: `sluice deploy --package-only` builds the zips, and each function is
 // unzipped and run as Lambda's Node.js runtime runs it (a process of its own, the template's
 // handler and environment, with the emulators' endpoints and the local broker in place of
 // AWS's). MSK events from the emulated event source mapping go to the processor, the

@@ -1,4 +1,4 @@
-// `npx serverless package` (osls, no AWS credentials, no network) for the seed pipeline and
+// `sluice deploy --package-only` (osls, no AWS credentials, no network) for the seed pipeline and
 // a two-stage pipeline: the template passes cfn-lint with no errors and no warnings, deploys one processor
 // per stage with its MSK trigger, the coordinator on a schedule and the commit function on
 // nodejs22.x/arm64 bundles, and every IAM statement is scoped: no wildcard actions, and no "*"
@@ -21,7 +21,7 @@ interface Statement {
 
 const UNSCOPABLE = new Set(['ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups', 'ec2:DescribeVpcs']);
 
-describe('npx serverless package', () => {
+describe('sluice deploy --package-only', () => {
   it('packages the seed pipeline: lint-clean template, scoped IAM, small arm64 bundles', async () => {
     const { folder, template } = await packageFor('examples/order-aggregation.ts');
 
@@ -300,7 +300,7 @@ describe('npx serverless package', () => {
     try {
       const packaged = await sluice('deploy', 'examples/order-aggregation.ts', '--package-only');
       expect(packaged).toMatchObject({ code: 0, stderr: '' });
-      expect(packaged.stdout).toMatch(/^Topics: not checked, the brokers 127\.0\.0\.1:1 did not answer \(.*\)\.\nPackaged into \.serverless\/\n$/);
+      expect(packaged.stdout).toMatch(/^Topics: not checked, the brokers 127\.0\.0\.1:1 did not answer \(.*\)\.\nPackaged into \.sluice\/deploy\/order-aggregation\/\.serverless\n$/);
     } finally {
       if (saved === undefined) delete process.env.KAFKA_BROKERS;
       else process.env.KAFKA_BROKERS = saved;

@@ -16,7 +16,7 @@ import { createRecordWriter } from '../../../lib/kafka/index.js';
 import { planTopics } from '../../../lib/plan/topics.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
-import { LambdaDriver } from '../../../lib/testing/index.js';
+import { LambdaDriver } from '../../../lib/testing/lambda-driver.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { exactlyOnceLines } from '../../helpers/pipelines.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';

@@ -11,7 +11,7 @@ import { listShards, shardRefOf } from '../../../lib/runtime/coordinator.js';
 import { keyRef } from '../../../lib/state/keys.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
-import { LambdaDriver } from '../../../lib/testing/index.js';
+import { LambdaDriver } from '../../../lib/testing/lambda-driver.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { compareOutput, expectedOutput, SCHEDULE_KINDS } from '../../helpers/order-totals-kinds.js';
 import { closingOrdersOnEveryPartition, generateOrders, type GeneratedOrder } from '../../helpers/orders.js';

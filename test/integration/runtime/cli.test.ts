@@ -9,7 +9,7 @@ import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { testBrokers, uniqueName } from '../../helpers/kafka.js';
-import { LambdaDriver } from '../../../lib/testing/index.js';
+import { LambdaDriver } from '../../../lib/testing/lambda-driver.js';
 import { deleteRecordsBefore } from '../../helpers/kafka-io.js';
 import { generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline } from '../../helpers/pipelines.js';

@@ -19,7 +19,7 @@ import { planTopics } from '../../../lib/plan/topics.js';
 import { createRecordWriter } from '../../../lib/kafka/index.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
-import { LambdaDriver } from '../../../lib/testing/index.js';
+import { LambdaDriver } from '../../../lib/testing/lambda-driver.js';
 import type { Event } from '../../conformance/event.js';
 import { expectedOutput, line, markerWatermarks, parseInput, scenarios, type Marked } from '../../conformance/scenarios.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';

@@ -8,7 +8,7 @@ import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { createRecordWriter } from '../../../lib/kafka/index.js';
 import { pipelineStatus } from '../../../lib/runtime/status.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
-import { LambdaDriver } from '../../../lib/testing/index.js';
+import { LambdaDriver } from '../../../lib/testing/lambda-driver.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { closingOrders, expectedTotals, generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';

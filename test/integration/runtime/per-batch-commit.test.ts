@@ -10,7 +10,7 @@ import { PipelineRuntime, type RuntimeOptions } from '../../../lib/aws/runtime.j
 import { CommittedRangeReader, createRecordWriter } from '../../../lib/kafka/index.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
-import { LambdaDriver } from '../../../lib/testing/index.js';
+import { LambdaDriver } from '../../../lib/testing/lambda-driver.js';
 import { testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';

@@ -11,7 +11,7 @@ import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.j
 import { CommittedRangeReader, createRecordWriter, type KafkaRecord } from '../../../lib/kafka/index.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
-import { LambdaDriver } from '../../../lib/testing/index.js';
+import { LambdaDriver } from '../../../lib/testing/lambda-driver.js';
 import { testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { closingOrders, expectedTotals, generateOrders, RECENT_START } from '../../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';

@@ -8,7 +8,7 @@ import { CommittedRangeReader, createRecordWriter } from '../../../lib/kafka/ind
 import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
-import { LambdaDriver } from '../../../lib/testing/index.js';
+import { LambdaDriver } from '../../../lib/testing/lambda-driver.js';
 import { testBrokers, uniqueName } from '../../helpers/kafka.js';
 import { generateOrders } from '../../helpers/orders.js';
 import { orderTotalsPipeline } from '../../helpers/pipelines.js';

@@ -10,7 +10,7 @@ import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { consumeAll, testBrokers, uniqueName } from '../../helpers/kafka.js';
-import { LambdaDriver } from '../../../lib/testing/index.js';
+import { LambdaDriver } from '../../../lib/testing/lambda-driver.js';
 import { closingOrdersOnEveryPartition, expectedTotals, generateOrders, type GeneratedOrder } from '../../helpers/orders.js';
 import { orderTotalsPipeline, type Total } from '../../helpers/pipelines.js';
 import { useRuntimeEnvironment } from '../../helpers/runtime-environment.js';

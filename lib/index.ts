@@ -1,0 +1,5 @@
+// The package `sluice`: the DataStream API and the registry formats. It loads neither kafkajs nor
+// the AWS SDK (test/unit/package/entry-points.test.ts): the runtime comes in through `sluice/lambda`.
+export * from './api/index.js';
+export * from './formats/index.js';
+export { schemaRegistryFromEnvironment } from './aws/schema-registry.js';
