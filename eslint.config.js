@@ -18,6 +18,12 @@ export default tseslint.config(
     },
   },
   {
+    // The project `sluice init` writes has its own tsconfig.json, without this repository's
+    // paths to the sources that `sluice` stands for: its files are linted with the root's.
+    files: ['templates/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: false, project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+  },
+  {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly' } },

@@ -13,8 +13,10 @@ import { offlineRuntimeConfig, offlineStateDir } from '../offline/offline-state.
 import { acquireSchemaRegistry } from '../offline/schema-registry.js';
 import { savepointNameProblem } from '../snapshot/checkpoint-state.js';
 import { DEPLOY_CONFIG_FILE, deployTools, runServerless, writeService } from './deploy.js';
+import { initProject } from './init.js';
 import { loadPipeline, loadPipelineModule } from './load-pipeline.js';
 import { claimPipelineName } from './pipeline-names.js';
+import { PipelineTypeError, typeCheckPipeline } from './type-check.js';
 import { symbolicate } from './symbolicate.js';
 
 type Output = (text: string) => void;
@@ -79,6 +81,16 @@ async function withRuntime<T>(
   }
 }
 
+const TYPE_CHECK_OPTION = { 'no-type-check': { type: 'boolean' } } as const;
+
+const TYPE_CHECK_HELP = `  --no-type-check   run the pipeline file without type-checking it first (with the project's
+                    TypeScript and tsconfig.json)`;
+
+/** Type-checks the pipeline file unless --no-type-check, so that a type error stops the command before it runs anything. */
+function typeCheckUnlessSkipped(file: string, values: Parsed['values']): void {
+  if (values['no-type-check'] !== true) typeCheckPipeline(file, process.cwd());
+}
+
 const OFFLINE_OPTIONS = { offline: { type: 'boolean' }, 'state-dir': { type: 'string' } } as const;
 
 const OFFLINE_HELP = `  --offline     the pipeline as sluice offline runs it: its state folder, and the
@@ -133,6 +145,32 @@ function statusWriter(): (line: string) => void {
 }
 
 const COMMANDS: Record<string, Command> = {
+  init: {
+    summary: 'start a new project: a pipeline, its test, and what they need',
+    argument: 'folder',
+    defaultFile: '.',
+    usage: `Usage: sluice init [folder]
+
+Writes a new project into the folder (the current one by default), which must be empty: a
+package.json that depends on sluice, a tsconfig, .gitignore, pipelines/orders.ts (5-minute
+order totals per category, exactly once), test/orders.test.ts (the pipeline in the test
+harness, with vitest) and a README. Then: cd into it, npm install, npm test.
+
+Options:
+  --help   show this help
+`,
+    options: {},
+    run(folder, _values, out) {
+      initProject(folder);
+      const into = folder === '.' ? '' : `cd ${folder} && `;
+      out(
+        `Created a Sluice project in ${resolve(folder)}.\n\n` +
+          `  ${into}npm install\n  npm test                                   # the pipeline in the harness: no broker, no AWS\n` +
+          '  npx sluice offline pipelines/orders.ts     # the pipeline on this machine, with a local Kafka broker\n',
+      );
+      return Promise.resolve();
+    },
+  },
   offline: {
     summary: 'run a pipeline on this machine: local Kafka, DynamoDB and S3 emulators, the Lambda handlers',
     usage: `Usage: sluice offline <pipeline-file> [options]
@@ -158,6 +196,7 @@ Options:
   --partitions <n>              partitions of the topics it creates (default 4)
   --state-dir <dir>             where the emulators keep their data
   --for <seconds>               stop by itself after this long
+${TYPE_CHECK_HELP}
   --help                        show this help
 
 Environment: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, SLUICE_DYNAMODB_ENDPOINT, SLUICE_S3_ENDPOINT to use
@@ -174,9 +213,11 @@ running services.
       partitions: { type: 'string' },
       'state-dir': { type: 'string' },
       for: { type: 'string' },
+      ...TYPE_CHECK_OPTION,
     },
     async run(file, values, out) {
       if (values.generate !== undefined && values['no-generate']) throw new UsageError('give --generate or --no-generate, not both');
+      typeCheckUnlessSkipped(file, values);
       // The pipeline file reads SCHEMA_REGISTRY_URL when it builds its formats, so the registry comes first.
       const registry = values['schema-registry'] ? await acquireSchemaRegistry({ log: (line) => out(`[schema registry] ${line}\n`) }) : undefined;
       if (registry) process.env.SCHEMA_REGISTRY_URL = registry.url;
@@ -231,10 +272,12 @@ Options:
   --stage        the names a deployment stage gives it (sluice deploy --stage): consumer groups,
                  transactional ids and repartition topics; without it, offline mode's names
   --no-brokers   do not contact the brokers
+${TYPE_CHECK_HELP}
   --help         show this help
 `,
-    options: { json: { type: 'boolean' }, stage: { type: 'string' }, 'no-brokers': { type: 'boolean' } },
+    options: { json: { type: 'boolean' }, stage: { type: 'string' }, 'no-brokers': { type: 'boolean' }, ...TYPE_CHECK_OPTION },
     async run(file, values, out) {
+      typeCheckUnlessSkipped(file, values);
       const plan = planPipeline(await loadPipeline(file), { deploymentStage: stringOption(values, 'stage') });
       const topics = values['no-brokers'] ? undefined : await topicSettingsOf(plan);
       if (values.json) {
@@ -276,6 +319,7 @@ Options:
   --package-only   build the bundles and the CloudFormation template, deploy nothing
   --package        with --package-only: the folder to write them to (default
                    .sluice/deploy/<pipeline>/.serverless)
+${TYPE_CHECK_HELP}
   --help           show this help
 `,
     options: {
@@ -284,6 +328,7 @@ Options:
       param: { type: 'string', multiple: true },
       'package-only': { type: 'boolean' },
       package: { type: 'string' },
+      ...TYPE_CHECK_OPTION,
     },
     async run(file, values, out) {
       const packageOnly = values['package-only'] === true;
@@ -302,7 +347,8 @@ Options:
         args.push('--param', param);
       }
       if (packageDir !== undefined) args.push('--package', resolve(packageDir));
-      // A pipeline that does not plan fails here, with its own message, before anything is built.
+      // A pipeline that does not type-check or plan fails here, with its own message, before anything is built.
+      typeCheckUnlessSkipped(file, values);
       const pipeline = await loadPipeline(file);
       const plan = assertDeployable(planPipeline(pipeline, { deploymentStage: stage }));
       claimPipelineName(process.cwd(), pipeline.name, file);
@@ -518,7 +564,7 @@ export async function main(argv: readonly string[], out: Output, err: Output): P
       err(`sluice ${name}: ${error.message}\n\n${command.usage}`);
       return 2;
     }
-    const kind = error instanceof PipelineValidationError ? 'invalid pipeline' : 'error';
+    const kind = error instanceof PipelineValidationError || error instanceof PipelineTypeError ? 'invalid pipeline' : 'error';
     err(`sluice ${name}: ${kind}: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }

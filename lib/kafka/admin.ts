@@ -1,7 +1,7 @@
 import kafkajs, { type Admin } from 'kafkajs';
 import { createKafkaClient, requestListener, type KafkaConnectionOptions } from './connection.js';
 import { MissingTopicsError, retryWhileRetriable } from './errors.js';
-import type { TimestampType } from './records.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, type TimestampType } from './records.js';
 
 export interface TopicSpec {
   readonly topic: string;
@@ -43,8 +43,6 @@ export interface TopicWriteLimits {
   readonly maxMessageBytes: number;
 }
 
-/** Kafka's default `max.message.bytes` (and brokers' `message.max.bytes`): 1 MiB and 12 bytes. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
 
 /**
  * A topic's write limits from its configuration. What the configuration leaves out keeps every

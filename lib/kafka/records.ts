@@ -33,3 +33,6 @@ export interface OutputRecord {
   /** Milliseconds since the epoch; the broker's time when absent. */
   readonly timestamp?: number;
 }
+
+/** Kafka's default `max.message.bytes` (and brokers' `message.max.bytes`): 1 MiB and 12 bytes. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;

@@ -1,4 +1,5 @@
-import { DEFAULT_MAX_MESSAGE_BYTES, type TopicWriteLimits } from '../kafka/admin.js';
+import type { TopicWriteLimits } from '../kafka/admin.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../kafka/records.js';
 import type { TopicAdmin } from '../kafka/clients.js';
 import type { OutputRecord } from '../kafka/records.js';
 

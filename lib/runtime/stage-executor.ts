@@ -5,7 +5,7 @@ import { BROADCAST_KEY } from '../api/transformations.js';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../api/time.js';
 import type { WatermarkEmission, WatermarkGenerator, WatermarkOutput, WatermarkStrategy } from '../api/watermark.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../kafka/admin.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../kafka/records.js';
 import { KeyByOperator } from '../operators/basic-operators.js';
 import { StreamOperator, UserFunctionError, type Metrics, type OperatorServices, type Output, type StreamRecord } from '../operators/operator.js';
 import { TimerQueue } from '../operators/timers.js';

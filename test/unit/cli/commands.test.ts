@@ -18,9 +18,9 @@ describe('the sluice command line', () => {
   });
 
   it('refuses a wrong command line with exit code 2 and says what is wrong', async () => {
-    expect(await sluice('deploy', '--param', 'mskClusterArn')).toMatchObject({ code: 2, stderr: expect.stringContaining('--param takes name=value, not mskClusterArn') as unknown });
-    expect(await sluice('offline', '--generate', 'fast')).toMatchObject({ code: 2, stderr: expect.stringContaining('--generate must be a positive number, not fast') as unknown });
-    expect(await sluice('offline', '--generate', '10', '--no-generate')).toMatchObject({ code: 2, stderr: expect.stringContaining('not both') as unknown });
+    expect(await sluice('deploy', 'examples/order-aggregation.ts', '--param', 'mskClusterArn')).toMatchObject({ code: 2, stderr: expect.stringContaining('--param takes name=value, not mskClusterArn') as unknown });
+    expect(await sluice('offline', 'examples/order-aggregation.ts', '--generate', 'fast')).toMatchObject({ code: 2, stderr: expect.stringContaining('--generate must be a positive number, not fast') as unknown });
+    expect(await sluice('offline', 'examples/order-aggregation.ts', '--generate', '10', '--no-generate')).toMatchObject({ code: 2, stderr: expect.stringContaining('not both') as unknown });
     expect(await sluice('restore', 'examples/order-aggregation.ts', '--checkpoint', 'latest')).toMatchObject({ code: 2 });
     expect(await sluice('savepoint', 'examples/order-aggregation.ts', '--name', 'bad/name')).toMatchObject({
       code: 2,
