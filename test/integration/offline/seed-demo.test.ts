@@ -22,7 +22,7 @@ describe('npm run offline -- --generate 2000 --print-output', () => {
 
     const child = spawn(
       process.execPath,
-      ['bin/sluice.js', 'offline', '--generate', '2000', '--print-output', '--checkpoint-interval', '5000', '--batch-size', '500', '--state-dir', stateDir, '--for', '30'],
+      ['bin/sluice.js', 'offline', 'examples/order-aggregation.ts', '--generate', '2000', '--print-output', '--checkpoint-interval', '5000', '--batch-size', '500', '--state-dir', stateDir, '--for', '30'],
       { env: { ...process.env, KAFKA_BROKERS: testBrokers().join(','), ORDER_AGGREGATION_NAMESPACE: namespace }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let running: number | undefined;

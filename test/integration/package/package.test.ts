@@ -129,6 +129,10 @@ describe('the sluice package, installed in a project of its own', () => {
     expect((JSON.parse(line.slice(line.indexOf('{'))) as { label?: string }).label).toMatch(/^[A-Z]+ \(LABELLED BY PIPELINES\/NAMING\.TS\) \(shouted by the shout package\)$/);
     process.stderr.write(`[package] sluice init to the first committed output: ${((Date.now() - initStarted) / 1_000).toFixed(1)} s (offline: ${seconds.toFixed(1)} s)\n`);
 
+    // The other commands read the project's state: here the offline run's, in its .sluice/.
+    const status = await succeed('npx', ['sluice', 'status', 'pipelines/orders.ts', '--offline', '--json'], project, env);
+    expect((JSON.parse(status.stdout) as { checkpoints: { committed: number } }).checkpoints.committed).toBeGreaterThan(0);
+
     const packageDir = join(scratch, 'package');
     await succeed('npx', ['sluice', 'deploy', 'pipelines/orders.ts', '--package-only', '--package', packageDir], project, env);
     const template = join(packageDir, 'cloudformation-template-update-stack.json');
@@ -152,6 +156,18 @@ describe('the sluice package, installed in a project of its own', () => {
       { PATH: '/usr/bin:/bin', SLUICE_STAGE: 'stage-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     );
     expect(loaded, loaded.stderr).toMatchObject({ code: 0, stdout: 'function\n' });
+    // Without its stage the bundle fails at once; the kept source maps read its trace back to the sources.
+    const failed = await attempt(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(join(unzipped, 'functions', 'processor.mjs'))})`], unzipped, { PATH: '/usr/bin:/bin' });
+    expect(failed.stderr).toMatch(/at requiredEnvironment \(file:.*functions\/processor\.mjs:\d+:\d+\)/);
+    const symbolicated = await new Promise<string>((resolve, reject) => {
+      const child = spawn(join(project, 'node_modules', '.bin', 'sluice'), ['symbolicate', packageDir], { cwd: project, env, stdio: ['pipe', 'pipe', 'inherit'] });
+      let text = '';
+      child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      child.once('error', reject);
+      child.once('exit', () => resolve(text));
+      child.stdin.end(failed.stderr);
+    });
+    expect(symbolicated).toMatch(/at requiredEnvironment \(\S*aws\/environment\.(ts|js):\d+:\d+\)/);
 
     // What a new user gets wrong: one clear line each, and nothing half-written.
     const sluice = (...args: string[]) => attempt('npx', ['sluice', ...args], project, env);
