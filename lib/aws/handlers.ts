@@ -1,6 +1,8 @@
 import type { RequestCounts } from './request-metrics.js';
 import { decodeKafkaEvent, type LambdaKafkaEvent } from './kafka-event.js';
-import { commitCompletedCheckpoints, runCoordinator, type CommitReport, type CoordinatorOutcome, type ShardTarget } from '../runtime/coordinator.js';
+import { runCoordinator, type CoordinatorOutcome } from '../runtime/coordinator.js';
+import { commitCompletedCheckpoints, type CommitReport } from '../runtime/commit-function.js';
+import { type ShardTarget } from '../runtime/shard-record.js';
 import type { BatchReport } from '../runtime/processor.js';
 import { nextRunInMs } from '../runtime/coordinator-loop.js';
 import type { PipelineRuntime } from './runtime.js';

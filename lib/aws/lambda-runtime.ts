@@ -1,6 +1,6 @@
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
-import type { ShardTarget } from '../runtime/coordinator.js';
+import type { ShardTarget } from '../runtime/shard-record.js';
 import { coordinatorPeriodMs, repeatCoordinator, resting } from '../runtime/coordinator-loop.js';
 import { commitHandler, coordinatorHandler, processorHandler, type TickEvent } from './handlers.js';
 import type { LambdaKafkaEvent } from './kafka-event.js';

@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { CommitReport } from '../runtime/coordinator.js';
+import type { CommitReport } from '../runtime/commit-function.js';
 import type { BatchReport } from '../runtime/processor.js';
 import type { RequestCounts } from './request-metrics.js';
 

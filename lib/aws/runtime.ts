@@ -17,7 +17,7 @@ import { planTopics } from '../plan/topics.js';
 import { DynamoCoordinatorStore, type CoordinatorStore } from '../state/coordinator-store.js';
 import { DynamoShardStore } from '../state/dynamodb-shard-store.js';
 import type { ShardStore } from '../state/shard-store.js';
-import { listShards, type ShardTarget } from '../runtime/coordinator.js';
+import { listShards, type ShardTarget } from '../runtime/shard-record.js';
 import { DeploymentClaim } from '../runtime/deployment-claim.js';
 import { wakeCoordinator, type CoordinatorSchedule } from '../runtime/quiescence.js';
 import { EventBridgeSchedule } from './coordinator-schedule.js';

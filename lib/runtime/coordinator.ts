@@ -1,61 +1,30 @@
-import type { TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
-import type { TransactionLostError } from '../kafka/errors.js';
+// The coordinator (docs/PROTOCOL.md, "The coordinator and the commit function"): triggers
+// checkpoints, ticks shards that have not acknowledged or have a rollback to do, writes a
+// complete checkpoint's manifest, marks it complete, and starts the commit function
+// (lib/runtime/commit-function.ts); at rest, it turns its own schedule off.
+//
+// A crash after any step leaves what the next run repairs (PROTOCOL's table of the coordinator's
+// steps): a triggered checkpoint is ticked on, a manifest of a checkpoint not marked complete is
+// written again as the same cut, the commit function is started again while
+// `completed > committed`. A stale copy can write a manifest of the cut it read while the record
+// was unchanged; it cannot mark anything, since every mark is conditional on the record's version.
 import type { Plan } from '../plan/plan.js';
-import { nextCheckpointDueAt, type CoordinatorRecord, type CoordinatorStore, type RollbackRequest } from '../state/coordinator-store.js';
-import type { ShardRef, ShardStore } from '../state/shard-store.js';
+import { nextCheckpointDueAt, type CoordinatorRecord, type CoordinatorStore } from '../state/coordinator-store.js';
+import type { ShardStore } from '../state/shard-store.js';
 import {
   baseManifest,
   checkpointManifestKey,
   compactShardState,
   mergeOverdue,
-  readManifest,
   sameShard,
   writeManifest,
   type CheckpointManifest,
   type ManifestShard,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import {
-  commitInEpochOrder,
-  markedCommitted,
-  pendingRollback,
-  requestRollback,
-  rollbacksPending,
-  rollbackToStart,
-} from './rollback.js';
-import { runtimeProgressOf, shardOf, type RuntimeProgress } from './processor.js';
+import { rollbacksPending, rollbackToStart } from './rollback.js';
+import { runtimeProgressOf, shardRefOf, type RuntimeProgress, type ShardTarget } from './shard-record.js';
 import { hasUncommittedWork, RESTING_CHECKPOINTS, restingState, wakeCoordinator, type CoordinatorSchedule } from './quiescence.js';
-
-/** One shard of the pipeline: a partition of a stage's input topic. */
-export interface ShardTarget {
-  readonly stageId: string;
-  readonly topic: string;
-  readonly partition: number;
-}
-
-/** Every shard of every stage, from the input topics' partition counts. */
-export async function listShards(plan: Plan, admin: TopicAdmin): Promise<ShardTarget[]> {
-  const targets: ShardTarget[] = [];
-  for (const stage of plan.stages) {
-    const { input } = stage;
-    if (input.kind === 'repartition') {
-      for (let partition = 0; partition < input.partitions; partition++) targets.push({ stageId: stage.id, topic: input.topic, partition });
-      continue;
-    }
-    const { topics, topicPattern } = input.source.source.config;
-    const names = topics ?? (await admin.listTopics()).filter((topic) => topicPattern?.test(topic)).sort();
-    for (const description of await admin.describeTopics(names)) {
-      for (const { partition } of description.partitions) targets.push({ stageId: stage.id, topic: description.topic, partition });
-    }
-  }
-  return targets;
-}
-
-export function shardRefOf(plan: Plan, target: ShardTarget): ShardRef {
-  const stage = plan.stages.find((s) => s.id === target.stageId);
-  if (!stage) throw new Error(`Pipeline ${plan.pipeline} has no ${target.stageId}`);
-  return shardOf(stage, target.topic, target.partition);
-}
 
 export interface CoordinatorOptions {
   readonly plan: Plan;
@@ -136,23 +105,6 @@ async function writeCheckpointManifest(
     watermarks,
     shards,
   });
-}
-
-/**
- * Rewrites a committed checkpoint's manifest with each shard's state chain merged: the same cut
- * (positions, transactions, watermarks, and the state the chains merge to) in fewer objects. A
- * late or second run writes the same cut again, and objects are never deleted, so a reader of
- * the manifest gets a valid chain whichever write it sees.
- */
-async function compactCommittedManifest(plan: Plan, snapshots: SnapshotStore, checkpoint: number): Promise<void> {
-  const key = checkpointManifestKey(checkpoint);
-  const manifest = await readManifest(snapshots, key);
-  if (!manifest) return;
-  const shards = await Promise.all(
-    manifest.shards.map(async (entry) => ({ ...entry, state: await compactShardState(snapshots, shardRefOf(plan, entry), entry.state, plan.maxParallelism) })),
-  );
-  if (shards.every((entry, i) => entry.state.length === manifest.shards[i]?.state.length)) return;
-  await writeManifest(snapshots, key, { ...manifest, shards });
 }
 
 /**
@@ -289,81 +241,4 @@ async function restOrWake(options: CoordinatorOptions, record: CoordinatorRecord
   await wakeCoordinator(coordinator, schedule);
   // Awake now, with its resting state forgotten: this run cannot go to rest again.
   return runCoordinator(options);
-}
-
-/** A pre-committed transaction was lost: its shard must roll back to the checkpoint before and replay. */
-export class CheckpointTransactionLostError extends Error {
-  override readonly name = 'CheckpointTransactionLostError';
-
-  constructor(
-    readonly shard: ShardRef,
-    readonly checkpoint: number,
-    override readonly cause: TransactionLostError,
-  ) {
-    super(
-      `Checkpoint ${checkpoint}, shard ${shard.stage}/${shard.shard}: ${cause.message} The shard must be rolled back to ` +
-        `checkpoint ${checkpoint - 1} and replayed.`,
-      { cause },
-    );
-  }
-}
-
-export interface CommitFunctionOptions {
-  readonly plan: Plan;
-  readonly store: ShardStore;
-  readonly coordinator: CoordinatorStore;
-  readonly committer: TransactionCommitter;
-  readonly shards: readonly ShardTarget[];
-  /** With the snapshot store, a lost transaction's shard is rolled back and replays; without, the loss is raised. */
-  readonly snapshots?: SnapshotStore;
-}
-
-export interface CommitReport {
-  readonly checkpoint: number;
-  readonly transactions: number;
-  /** Shards whose transaction the broker lost, each to be rolled back by its next invocation. */
-  readonly rollbacks: readonly RollbackRequest[];
-}
-
-/**
- * The commit function: commits every pending transaction covered by the latest completed
- * checkpoint, each shard's in epoch order and the shards side by side, then records that checkpoint as committed (so
- * shards free the ids). Committing is idempotent, so a rerun or a concurrent run does no
- * harm. A lost transaction is never passed over: the coordinator record requests its shard's
- * rollback ({@link requestRollback}), which the shard's own next invocation does, or, without
- * a snapshot store, the loss is raised as {@link CheckpointTransactionLostError}. A stale run
- * that finds a transaction fenced after its checkpoint was committed does nothing: another run
- * settled it, and the id may have been reused since.
- */
-export async function commitCompletedCheckpoints(options: CommitFunctionOptions): Promise<CommitReport> {
-  const { plan, store, coordinator, committer, snapshots } = options;
-  const record = await coordinator.get();
-  if (record.completed <= record.committed) return { checkpoint: record.committed, transactions: 0, rollbacks: [] };
-  const commitShard = async (target: ShardTarget): Promise<{ transactions: number; rollback?: RollbackRequest }> => {
-    // Its rollback aborts what it has pending; the run that requested it committed everything before.
-    if (pendingRollback(record, target)) return { transactions: 0 };
-    const shard = shardRefOf(plan, target);
-    const covered = runtimeProgressOf((await store.peek(shard))?.progress).pending.filter((p) => p.checkpoint <= record.completed && !p.committed);
-    const { committed, lost } = await commitInEpochOrder(committer, covered);
-    if (!lost) return { transactions: committed.length };
-    const error = new CheckpointTransactionLostError(shard, lost.transaction.checkpoint, lost.error);
-    if (!snapshots) throw error;
-    const rollback = await requestRollback(coordinator, target, lost.transaction, error.message);
-    return { transactions: committed.length, ...(rollback ? { rollback } : {}) };
-  };
-  // Shards are independent: committing them side by side makes a checkpoint's output visible
-  // sooner, since each batch of a shard wrote a transaction of its own. A failure fails the run
-  // only once every shard has settled, so that nothing of it is left running.
-  const settled = await Promise.allSettled(options.shards.map(commitShard));
-  const failed = settled.find((result) => result.status === 'rejected');
-  if (failed) throw failed.reason;
-  const committed = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  const transactions = committed.reduce((sum, shard) => sum + shard.transactions, 0);
-  const rollbacks = committed.flatMap((shard) => (shard.rollback ? [shard.rollback] : []));
-  for (let current = record; current.committed < record.completed; current = await coordinator.get()) {
-    if (await coordinator.update(markedCommitted(current, record.completed))) break;
-  }
-  // After the commit: the output waits for none of the merges' reads.
-  if (snapshots) await compactCommittedManifest(plan, snapshots, record.completed);
-  return { checkpoint: record.completed, transactions, rollbacks };
 }

@@ -3,7 +3,7 @@ import type { KafkaSink } from '../api/sink.js';
 import type { KafkaClients } from '../kafka/clients.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 import { TransactionLostError } from '../kafka/errors.js';
-import type { ShardTarget } from './coordinator.js';
+import { hasStopped, NONE_DROPPED, runtimeProgressOf, shardOf, uncommittedDeltas, uncommittedPending, type DroppedRecords, type PendingTransaction, type RuntimeProgress, type ShardFailure, type ShardTarget } from './shard-record.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
@@ -15,58 +15,11 @@ import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } fro
 import { beginRollback, commitInEpochOrder, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
 import { OutputLimits } from './output-limits.js';
 import { mayRestBeforeCommitSeen } from './quiescence.js';
-import { hasStopped, keysOfRecords, NONE_DROPPED, prepareShardBatch, type DroppedRecords, type InputLog, type ShardFailure, type ShardProgress } from './shard-batch.js';
+import { keysOfRecords, prepareShardBatch, type InputLog } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
-import { earliestEventTimer, type BadRecordError, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
+import { earliestEventTimer, type BadRecordError, type StageOutputs } from './stage-executor.js';
 import { writeStateDelta } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-
-/** A pre-committed transaction and the checkpoint whose completion commits it. */
-export interface PendingTransaction {
-  readonly handle: TransactionHandle;
-  readonly checkpoint: number;
-  /** The epoch of the invocation that wrote it. */
-  readonly epoch: number;
-  /**
-   * Known committed (per-batch output commit): nothing is left to do for it, and its slot is
-   * free. It stays in the record until its checkpoint commits, as the checkpoint's manifest names it.
-   */
-  readonly committed?: true;
-}
-
-/** A committed invocation's state delta in the snapshot store, and the checkpoint that covers it. */
-export interface PendingDelta {
-  readonly epoch: number;
-  readonly checkpoint: number;
-  readonly object: string;
-}
-
-/** Where the shard stood when it acknowledged a checkpoint: the checkpoint's manifest records it. */
-export interface CheckpointPosition {
-  readonly checkpoint: number;
-  readonly offset: number | null;
-  readonly executor: ExecutorSnapshot | null;
-}
-
-/** What the processor records in a shard's commit (docs/PROTOCOL.md, `progress`). */
-export interface RuntimeProgress extends ShardProgress {
-  readonly pending: readonly PendingTransaction[];
-  /** The highest checkpoint this shard acknowledged. */
-  readonly acknowledged: number;
-  /** The stage watermark when the shard acknowledged it: all output below it is covered. */
-  readonly acknowledgedWatermark: number;
-  /** The shard was idle when it acknowledged: its watermark does not hold its stage's back. */
-  readonly acknowledgedIdle?: boolean;
-  /**
-   * An idle shard's earliest event-time timer when it acknowledged: its stage's watermark
-   * stays below it until the shard, following the stage, has fired it.
-   */
-  readonly acknowledgedNextTimer?: number;
-  /** State deltas not yet covered by a committed checkpoint (with a snapshot store). */
-  readonly deltas: readonly PendingDelta[];
-  /** The shard's position at its latest acknowledgement. */
-  readonly position: CheckpointPosition | null;
-}
 
 /** Step boundaries of one shard's batch, where fault-injection tests make it crash. */
 export type ProcessorStep = 'claimed-and-state-written' | 'output-written' | 'committed';
@@ -172,41 +125,9 @@ const MAX_REMEMBERED_COMMITS = 4_096;
 /** The most a tick reads to catch a rolled-back shard up with its log. */
 const MAX_CATCH_UP_RECORDS = 10_000;
 
-/** The shard's pre-committed transactions that no committed checkpoint has covered yet. */
-export function uncommittedPending(progress: unknown, committed: number): PendingTransaction[] {
-  return runtimeProgressOf(progress).pending.filter((p) => p.checkpoint > committed);
-}
-
-/** The shard's state deltas that no committed checkpoint has covered yet. */
-export function uncommittedDeltas(progress: unknown, committed: number): PendingDelta[] {
-  return runtimeProgressOf(progress).deltas.filter((d) => d.checkpoint > committed);
-}
-
 /** A transaction's identity: its id and the producer id and epoch that wrote it. */
 function handleKey({ transactionalId, producerId, producerEpoch }: TransactionHandle): string {
   return `${transactionalId}/${producerId}/${producerEpoch}`;
-}
-
-/** The shard of a stage's input partition. Sources may read several topics, so the topic is part of it. */
-export function shardOf(stage: Stage, topic: string, partition: number): ShardRef {
-  return { stage: `${stage.id}/${topic}`, shard: partition };
-}
-
-function initialProgress(): RuntimeProgress {
-  return {
-    offset: null,
-    executor: null,
-    pending: [],
-    acknowledged: 0,
-    acknowledgedWatermark: Number.MIN_SAFE_INTEGER,
-    deltas: [],
-    position: null,
-  };
-}
-
-/** A shard's progress as its record holds it, with the fields older records lack filled in. */
-export function runtimeProgressOf(progress: unknown): RuntimeProgress {
-  return { ...initialProgress(), ...(progress as Partial<RuntimeProgress> | undefined) };
 }
 
 /**

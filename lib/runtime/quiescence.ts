@@ -1,7 +1,7 @@
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore } from '../state/coordinator-store.js';
-import type { ShardTarget } from './coordinator.js';
-import { uncommittedDeltas, uncommittedPending, type RuntimeProgress } from './processor.js';
+import type { ShardTarget } from './shard-record.js';
+import { uncommittedDeltas, uncommittedPending, type RuntimeProgress } from './shard-record.js';
 
 /**
  * Checkpoints in a row that must find the pipeline as it was before the coordinator may rest:

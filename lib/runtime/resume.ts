@@ -1,8 +1,8 @@
 import type { Plan } from '../plan/plan.js';
 import type { ShardStore } from '../state/shard-store.js';
-import { shardRefOf, type ShardTarget } from './coordinator.js';
-import { runtimeProgressOf } from './processor.js';
-import type { ShardFailure } from './shard-batch.js';
+import { shardRefOf, type ShardTarget } from './shard-record.js';
+import { runtimeProgressOf } from './shard-record.js';
+import type { ShardFailure } from './shard-record.js';
 
 export interface ResumedShard extends ShardTarget {
   /** What the shard had failed at: it tries that record again, with all the policy's attempts. */

@@ -14,8 +14,8 @@ import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import type { ShardRef, ShardStore } from '../state/shard-store.js';
-import { shardRefOf } from './coordinator.js';
-import { runtimeProgressOf, type PendingTransaction, type RuntimeProgress } from './processor.js';
+import { shardRefOf } from './shard-record.js';
+import { runtimeProgressOf, type PendingTransaction, type RuntimeProgress } from './shard-record.js';
 import type { ExecutorSnapshot } from './stage-executor.js';
 
 export interface RollbackOptions {

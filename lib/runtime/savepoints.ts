@@ -20,8 +20,9 @@ import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
 import { keyAsRecordKey, type KeyRef } from '../state/keys.js';
 import { ShardFencedError, type KeyState, type ShardClaim, type ShardStore } from '../state/shard-store.js';
-import { commitCompletedCheckpoints, shardRefOf, type ShardTarget } from './coordinator.js';
-import { runtimeProgressOf, type RuntimeProgress } from './processor.js';
+import { commitCompletedCheckpoints } from './commit-function.js';
+import { shardRefOf, type ShardTarget } from './shard-record.js';
+import { runtimeProgressOf, type RuntimeProgress } from './shard-record.js';
 import type { ExecutorSnapshot, TimerSnapshot } from './stage-executor.js';
 
 /**

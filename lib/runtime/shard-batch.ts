@@ -5,51 +5,8 @@ import { keyRef, type KeyRef } from '../state/keys.js';
 import { KeyStateTooLargeError, MAX_KEY_STATE_BYTES, oversizedKeyState, type ShardClaim, type ShardRef, type ShardStore, type StateChange } from '../state/shard-store.js';
 import { BatchStateBackend } from './batch-state.js';
 import { prepareFormats } from './formats.js';
-import { BadRecordError, emissionSegments, emptyStageOutputs, StageExecutor, type ExecutorSnapshot, type StageOutputs } from './stage-executor.js';
-
-/** What a shard's commit records besides its keyed state (docs/PROTOCOL.md, shard record). */
-export interface ShardProgress {
-  /** The next input offset to process; null before the first batch. */
-  readonly offset: number | null;
-  readonly executor: ExecutorSnapshot | null;
-  /**
-   * Set by a rollback: the shard is behind its log and ticks read what the log holds until it
-   * has caught up. (Otherwise ticks read nothing: a tick that read the backlog would contend
-   * with the trigger's own invocations for the shard.)
-   */
-  readonly catchUp?: boolean;
-  /**
-   * A repartition stage's input watermark that waits until the shard has read its partition
-   * up to `until`, the end offset when the watermark was offered (see {@link inputWatermarkOf}).
-   */
-  readonly heldInputWatermark?: { readonly watermark: number; readonly until: number };
-  /** Records the shard has dropped since it started, counted at each batch's commit. */
-  readonly dropped?: DroppedRecords;
-  /** The record that failed the shard's latest attempts, under `BadRecordPolicy.fail`; cleared once a batch gets past it. */
-  readonly failure?: ShardFailure;
-}
-
-/** A record that fails under `BadRecordPolicy.fail`: where, how often and why. */
-export interface ShardFailure {
-  /** The failing record's offset in the shard's input. */
-  readonly offset: number;
-  /** Attempts in a row that failed at this record. */
-  readonly attempts: number;
-  /** The error as logs may show it: the record's position and what to do, without its contents unless the pipeline allows them. */
-  readonly reason: string;
-  /** Processing time of the first and of the latest failed attempt. */
-  readonly firstFailedAt: number;
-  readonly lastFailedAt: number;
-}
-
-/**
- * Whether a shard has used up its attempts at a failing record: it stops retrying, and only
- * acknowledges checkpoints, until `sluice resume` (or a policy with more attempts) lets it try again.
- */
-export function hasStopped(plan: Pick<Plan, 'badRecordPolicy'>, failure: ShardFailure | undefined): failure is ShardFailure {
-  const policy = plan.badRecordPolicy;
-  return failure !== undefined && policy.kind === 'fail' && failure.attempts >= policy.maxAttempts;
-}
+import { BadRecordError, emissionSegments, emptyStageOutputs, StageExecutor, type StageOutputs } from './stage-executor.js';
+import { hasStopped, INITIAL_PROGRESS, NONE_DROPPED, type DroppedRecords, type ShardFailure, type ShardProgress } from './shard-record.js';
 
 /** The failure after one more failed attempt at `error`'s record. */
 function failedAgain(previous: ShardFailure | undefined, error: BadRecordError, now: number): ShardFailure {
@@ -63,15 +20,6 @@ function failedAgain(previous: ShardFailure | undefined, error: BadRecordError, 
   };
 }
 
-/** Records a shard did not pass on: late for their window, or bad and skipped or dead-lettered. */
-export interface DroppedRecords {
-  readonly late: number;
-  readonly skipped: number;
-  readonly deadLettered: number;
-}
-
-export const NONE_DROPPED: DroppedRecords = { late: 0, skipped: 0, deadLettered: 0 };
-
 function droppedBy(metrics: Readonly<Record<string, number>>): DroppedRecords {
   return { late: metrics.lateRecordsDropped ?? 0, skipped: metrics.badRecordsSkipped ?? 0, deadLettered: metrics.badRecordsDeadLettered ?? 0 };
 }
@@ -80,9 +28,6 @@ function sum(a: DroppedRecords, b: DroppedRecords): DroppedRecords {
   return { late: a.late + b.late, skipped: a.skipped + b.skipped, deadLettered: a.deadLettered + b.deadLettered };
 }
 
-export const INITIAL_PROGRESS: ShardProgress = { offset: null, executor: null };
-
-/** The shard's input has a hole between what it processed and what was delivered. */
 export class OffsetGapError extends Error {
   override readonly name = 'OffsetGapError';
 

@@ -1,14 +1,14 @@
 import type { TransactionDescription } from '../kafka/describe-transactions.js';
 import type { RecordPosition, TransactionHandle } from '../kafka/transaction-handle.js';
 import type { CoordinatorRecord } from '../state/coordinator-store.js';
-import { shardRefOf } from './coordinator.js';
-import { runtimeProgressOf } from './processor.js';
-import { hasStopped, NONE_DROPPED, type DroppedRecords, type ShardFailure } from './shard-batch.js';
+import { shardRefOf } from './shard-record.js';
+import { runtimeProgressOf } from './shard-record.js';
+import { hasStopped, NONE_DROPPED, type DroppedRecords, type ShardFailure } from './shard-record.js';
 import type { CommittedReader, TopicAdmin, TransactionCommitter } from '../kafka/clients.js';
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorStore } from '../state/coordinator-store.js';
 import type { ShardStore } from '../state/shard-store.js';
-import type { ShardTarget } from './coordinator.js';
+import type { ShardTarget } from './shard-record.js';
 import { checkpointManifestKey, readManifest } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 

@@ -3,7 +3,7 @@
 // coordinator on a schedule (its ticks invoke the processor, its commit the commit function).
 import { seconds } from '../api/index.js';
 import { CommittedRangeReader, KafkaAdmin } from '../kafka/index.js';
-import { listShards } from '../runtime/coordinator.js';
+import { listShards } from '../runtime/shard-record.js';
 import { nextCheckpointDueAt } from '../state/coordinator-store.js';
 import { commitHandler, coordinatorHandler, processorHandler } from '../aws/handlers.js';
 import type { PipelineRuntime } from '../aws/runtime.js';

@@ -1,7 +1,7 @@
 // A pipeline on the simulation's twins (the in-memory Kafka, shard and coordinator stores), for
 // scripted interleavings that hold one actor while the others move on.
 import { planPipeline } from '../../lib/plan/planner.js';
-import { listShards, type ShardTarget } from '../../lib/runtime/coordinator.js';
+import { listShards, type ShardTarget } from '../../lib/runtime/shard-record.js';
 import { Processor, type ProcessorOptions } from '../../lib/runtime/processor.js';
 import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
 import { MemoryCoordinatorStore, type CoordinatorRecord, type CoordinatorStore } from '../../lib/state/coordinator-store.js';

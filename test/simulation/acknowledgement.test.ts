@@ -3,8 +3,9 @@
 // not wait for the shard's next batch.
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../lib/api/index.js';
-import { runCoordinator, shardRefOf } from '../../lib/runtime/coordinator.js';
-import { runtimeProgressOf } from '../../lib/runtime/processor.js';
+import { runCoordinator } from '../../lib/runtime/coordinator.js';
+import { shardRefOf } from '../../lib/runtime/shard-record.js';
+import { runtimeProgressOf } from '../../lib/runtime/shard-record.js';
 import type { GeneratedOrder } from '../helpers/orders.js';
 import { deliverOrders, onTwins } from '../helpers/twins.js';
 

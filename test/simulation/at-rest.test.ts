@@ -4,8 +4,9 @@
 // last look interleave, and the output stays exact.
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../lib/api/index.js';
-import { commitCompletedCheckpoints, runCoordinator, type CoordinatorOutcome } from '../../lib/runtime/coordinator.js';
-import type { ShardTarget } from '../../lib/runtime/coordinator.js';
+import { runCoordinator, type CoordinatorOutcome } from '../../lib/runtime/coordinator.js';
+import { commitCompletedCheckpoints } from '../../lib/runtime/commit-function.js';
+import type { ShardTarget } from '../../lib/runtime/shard-record.js';
 import { RESTING_CHECKPOINTS, type CoordinatorSchedule } from '../../lib/runtime/quiescence.js';
 import type { CoordinatorStore } from '../../lib/state/coordinator-store.js';
 import type { ShardStore } from '../../lib/state/shard-store.js';

@@ -3,7 +3,8 @@
 // checkpoint only when the commit function did not get to it.
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../lib/api/index.js';
-import { commitCompletedCheckpoints, runCoordinator } from '../../lib/runtime/coordinator.js';
+import { runCoordinator } from '../../lib/runtime/coordinator.js';
+import { commitCompletedCheckpoints } from '../../lib/runtime/commit-function.js';
 import { checkpointManifestKey, readManifest, readShardState, STATE_MERGE_FAN_IN, stateObjectLevel } from '../../lib/snapshot/checkpoint-state.js';
 import type { GeneratedOrder } from '../helpers/orders.js';
 import { deliverOrders, onTwins } from '../helpers/twins.js';

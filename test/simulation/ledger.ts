@@ -12,7 +12,7 @@ import type { ScheduleOverrides } from './world.js';
 const REPOSITORY = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** Where the simulation's workers start: every file it runs is reachable from these. */
 const ENTRY_POINTS = ['test/simulation/campaign-worker.ts', 'test/simulation/world.ts'];
-const RELATIVE_IMPORT = /(?:import|export)\s[^'"]*?from\s+'(\.{1,2}\/[^']+)'|import\s*\(?'(\.{1,2}\/[^']+)'/g;
+export const RELATIVE_IMPORT = /(?:import|export)\s[^'"]*?from\s+'(\.{1,2}\/[^']+)'|import\s*\(?'(\.{1,2}\/[^']+)'/g;
 
 /** The TypeScript files the simulation loads, found by following relative imports from its entry points. */
 export function simulatedSources(entryPoints: readonly string[] = ENTRY_POINTS): string[] {

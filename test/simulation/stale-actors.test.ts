@@ -3,8 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../lib/api/index.js';
 import type { TransactionHandle } from '../../lib/kafka/index.js';
-import { commitCompletedCheckpoints, runCoordinator, shardRefOf, type ShardTarget } from '../../lib/runtime/coordinator.js';
-import { runtimeProgressOf, type ProcessorStep } from '../../lib/runtime/processor.js';
+import { runCoordinator } from '../../lib/runtime/coordinator.js';
+import { commitCompletedCheckpoints } from '../../lib/runtime/commit-function.js';
+import { shardRefOf, type ShardTarget } from '../../lib/runtime/shard-record.js';
+import { type ProcessorStep } from '../../lib/runtime/processor.js';
+import { runtimeProgressOf } from '../../lib/runtime/shard-record.js';
 import { checkpointManifestKey, readManifest } from '../../lib/snapshot/checkpoint-state.js';
 import { MemoryCoordinatorStore } from '../../lib/state/coordinator-store.js';
 import { compareOutput, expectedOutput, SCHEDULE_KINDS } from '../helpers/order-totals-kinds.js';

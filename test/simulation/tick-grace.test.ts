@@ -3,7 +3,9 @@
 // fence a batch on its way. On the simulation's twins, with a clock the test moves by hand.
 import { describe, expect, it } from 'vitest';
 import { minutes } from '../../lib/api/index.js';
-import { commitCompletedCheckpoints, runCoordinator, type ShardTarget } from '../../lib/runtime/coordinator.js';
+import { runCoordinator } from '../../lib/runtime/coordinator.js';
+import { commitCompletedCheckpoints } from '../../lib/runtime/commit-function.js';
+import { type ShardTarget } from '../../lib/runtime/shard-record.js';
 import { deliverOrders, onTwins } from '../helpers/twins.js';
 
 describe('ticks after a grace', () => {

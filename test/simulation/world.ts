@@ -7,14 +7,11 @@ import { DeliveryGuarantee } from '../../lib/kafka/delivery-guarantee.js';
 import type { KafkaRecord } from '../../lib/kafka/records.js';
 import type { Plan } from '../../lib/plan/plan.js';
 import { planPipeline } from '../../lib/plan/planner.js';
-import {
-  commitCompletedCheckpoints,
-  listShards,
-  runCoordinator,
-  shardRefOf,
-  type ShardTarget,
-} from '../../lib/runtime/coordinator.js';
-import { Processor, runtimeProgressOf, type RuntimeProgress } from '../../lib/runtime/processor.js';
+import { runCoordinator } from '../../lib/runtime/coordinator.js';
+import { commitCompletedCheckpoints } from '../../lib/runtime/commit-function.js';
+import { listShards, shardRefOf, type ShardTarget } from '../../lib/runtime/shard-record.js';
+import { Processor } from '../../lib/runtime/processor.js';
+import { runtimeProgressOf, type RuntimeProgress } from '../../lib/runtime/shard-record.js';
 import { hasUncommittedWork, restingState, wakeCoordinator } from '../../lib/runtime/quiescence.js';
 import {
   OutputPastSnapshotError,

@@ -7,7 +7,7 @@ import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { createRecordWriter } from '../../../lib/kafka/index.js';
 import { BROADCAST_KEY } from '../../../lib/api/transformations.js';
 import { planTopics } from '../../../lib/plan/topics.js';
-import { listShards, shardRefOf } from '../../../lib/runtime/coordinator.js';
+import { listShards, shardRefOf } from '../../../lib/runtime/shard-record.js';
 import { keyRef } from '../../../lib/state/keys.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { minutes } from '../../../lib/api/index.js';
 import { createDocumentClient, createS3Client } from '../../../lib/aws/clients.js';
 import { CommittedRangeReader, createRecordWriter, TransactionLostError } from '../../../lib/kafka/index.js';
-import { CheckpointTransactionLostError } from '../../../lib/runtime/coordinator.js';
+import { CheckpointTransactionLostError } from '../../../lib/runtime/commit-function.js';
 import { PipelineRuntime } from '../../../lib/aws/runtime.js';
 import { isRolledBack } from '../../../lib/snapshot/checkpoint-state.js';
 import { ensureBucket } from '../../../lib/snapshot/s3-store.js';

@@ -1,10 +1,43 @@
 // DESIGN.md's layering: the runtime uses plan, operators, state, snapshot and kafka; aws,
 // offline and cli use the runtime, never the other way round.
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { RELATIVE_IMPORT } from '../../simulation/ledger.js';
 
-const RUNTIME = join(import.meta.dirname, '../../../lib/runtime');
+const LIB = join(import.meta.dirname, '../../../lib');
+const RUNTIME = join(LIB, 'runtime');
+
+/** Every module of lib/ and the modules it imports (type-only imports too), as paths under lib/. */
+function importGraph(): Map<string, string[]> {
+  const files = readdirSync(LIB, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'));
+  return new Map(
+    files.map((file) => [
+      file,
+      [...readFileSync(join(LIB, file), 'utf8').matchAll(RELATIVE_IMPORT)].map((match) =>
+        relative(LIB, resolve(dirname(join(LIB, file)), (match[1] ?? match[2] ?? '').replace(/\.js$/, '.ts'))),
+      ),
+    ]),
+  );
+}
+
+/** The import cycles of a graph: one path per cycle found by a depth-first walk, each closing on its first module. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const done = new Set<string>();
+  const visit = (file: string, path: string[]) => {
+    const at = path.indexOf(file);
+    if (at >= 0) {
+      found.push([...path.slice(at), file]);
+      return;
+    }
+    if (done.has(file)) return;
+    for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+    done.add(file);
+  };
+  for (const file of graph.keys()) visit(file, []);
+  return found;
+}
 
 describe('lib/runtime', () => {
   it('imports nothing from lib/aws, lib/offline or lib/cli', () => {
@@ -14,5 +47,12 @@ describe('lib/runtime', () => {
         [...readFileSync(join(RUNTIME, file), 'utf8').matchAll(/from '(\.\.\/(?:aws|offline|cli)\/[^']+)'/g)].map((m) => `${file}: ${m[1]}`),
       );
     expect(upward).toEqual([]);
+  });
+});
+
+describe('lib', () => {
+  // DataStream and ConnectedStreams name each other, as Flink's do: lib/api alone may.
+  it('has no import circle outside lib/api', () => {
+    expect(cycles(importGraph()).filter((cycle) => !cycle.every((file) => file.startsWith('api/'))).map((cycle) => cycle.join(' → '))).toEqual([]);
   });
 });
