@@ -1,13 +1,13 @@
 // DynamoDB write units per record, by distinct keys per batch: a running sum per customer
 // (bench/pipeline.ts), batches of 10,000 records through the processor's state path
-// (prepareShardBatch and a shard store's commit). Units are counted by the shard store from the
+// (the processor's state path, lib/testing/state-path.ts, and a shard store's commit). Units are counted by the shard store from the
 // size of each item it writes, by DynamoDB's rule (one unit per started kilobyte), the same for
 // every store; the in-memory one keeps the run short.
 // `npm run bench:write-units [-- --batches 5]` prints the table.
 import { parseArgs } from 'node:util';
 import type { KafkaRecord } from '../lib/kafka/records.js';
 import { planPipeline } from '../lib/plan/planner.js';
-import { prepareShardBatch } from '../lib/runtime/shard-batch.js';
+import { prepareStatePathBatch } from '../lib/testing/state-path.js';
 import { MemoryShardStore } from '../lib/state/memory-shard-store.js';
 import { customerTotalsPipeline } from './pipeline.js';
 
@@ -50,7 +50,7 @@ export async function measureWriteUnits(batches: number): Promise<WriteUnitsRow[
           headers: [],
         };
       });
-      const batch = await prepareShardBatch({ plan, stage, store, shard, records, clock: Date.now });
+      const batch = await prepareStatePathBatch({ plan, stage, store, shard, records, clock: Date.now });
       await store.commit(batch.claim, batch.progress);
     };
     // The whole keyspace first, so that the measured batches find their keys' state.

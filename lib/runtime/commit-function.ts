@@ -18,7 +18,8 @@ import type { CoordinatorStore, RollbackRequest } from '../state/coordinator-sto
 import type { ShardRef, ShardStore } from '../state/shard-store.js';
 import { checkpointManifestKey, compactShardState, readManifest, writeManifest } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import { commitInEpochOrder, markedCommitted, pendingRollback, requestRollback } from './rollback.js';
+import { commitInEpochOrder } from './epoch-order.js';
+import { markedCommitted, pendingRollback, requestRollback } from './rollback-requests.js';
 import { runtimeProgressOf, shardRefOf, type ShardTarget } from './shard-record.js';
 
 /**

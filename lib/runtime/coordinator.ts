@@ -22,7 +22,8 @@ import {
   type ManifestShard,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import { rollbacksPending, rollbackToStart } from './rollback.js';
+import { rollbacksPending, rollbackToStart } from './rollback-requests.js';
+import { invariant } from './invariants.js';
 import { runtimeProgressOf, shardRefOf, type RuntimeProgress, type ShardTarget } from './shard-record.js';
 import { hasUncommittedWork, RESTING_CHECKPOINTS, restingState, wakeCoordinator, type CoordinatorSchedule } from './quiescence.js';
 
@@ -142,6 +143,10 @@ function stageWatermarks(
   return { activeWatermarks, completedWatermarks };
 }
 
+function checkpointsOf({ triggered, completed, committed }: CoordinatorRecord): string {
+  return `triggered ${triggered}, completed ${completed}, committed ${committed}`;
+}
+
 /**
  * One scheduled run of the coordinator (docs/PROTOCOL.md). With a checkpoint in flight it
  * ticks the shards that have not acknowledged it yet and completes it once all have, or
@@ -152,8 +157,13 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
   const { plan, coordinator } = options;
   const now = (options.clock ?? Date.now)();
   const record = await coordinator.get();
-  const save = async (next: CoordinatorRecord, outcome: CoordinatorOutcome) =>
-    (await coordinator.update(next)) ? { outcome, record: next } : { outcome: 'waiting' as const, record: await coordinator.get() };
+  const save = async (next: CoordinatorRecord, outcome: CoordinatorOutcome) => {
+    invariant(
+      next.triggered >= record.triggered && next.completed >= record.completed && next.committed <= next.completed && next.completed <= next.triggered,
+      () => `the coordinator would move its checkpoints from ${checkpointsOf(record)} to ${checkpointsOf(next)}`,
+    );
+    return (await coordinator.update(next)) ? { outcome, record: next } : { outcome: 'waiting' as const, record: await coordinator.get() };
+  };
   if (record.asleep) return restOrWake(options, record);
 
   if (record.triggered > record.completed) {

@@ -12,17 +12,34 @@ import { exactlyOnceSinkOf, transactionalIdPrefixOf } from '../plan/names.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import { nextCheckpointDueAt, type CoordinatorRecord, type CoordinatorStore, type RollbackRequest } from '../state/coordinator-store.js';
 import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
-import { beginRollback, commitInEpochOrder, finishRollback, pendingRollback, rollBackLostTransaction, type Rollback } from './rollback.js';
+import { commitInEpochOrder } from './epoch-order.js';
+import { pendingRollback } from './rollback-requests.js';
+import { rollBackShard, type Rollback } from './rollback.js';
 import { OutputLimits } from './output-limits.js';
 import { mayRestBeforeCommitSeen } from './quiescence.js';
-import { keysOfRecords, prepareShardBatch, type InputLog } from './shard-batch.js';
+import { batchProgress } from './batch-progress.js';
+import {
+  claimedProgress,
+  keysOfRecords,
+  prepareBatch,
+  type PreparedBatch,
+  type ShardBatch,
+  type ShardLog,
+  type StageInput,
+} from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
-import { earliestEventTimer, type BadRecordError, type StageOutputs } from './stage-executor.js';
+import type { BadRecordError, StageOutputs } from './stage-executor.js';
 import { writeStateDelta } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 
-/** Step boundaries of one shard's batch, where fault-injection tests make it crash. */
-export type ProcessorStep = 'claimed-and-state-written' | 'output-written' | 'committed';
+/**
+ * The boundaries between the rows of the processor's table (docs/PROTOCOL.md, "The processor"),
+ * in order: the shard claimed (steps 0 and 1); its changed keys written (2 to 4); lingering
+ * transactions aborted (5, and 5a per batch); the outputs written (6); the shard committed (7);
+ * per batch, its own transaction committed (8). Fault-injection tests crash the invocation at each.
+ */
+export const PROCESSOR_STEPS = ['claimed', 'state-written', 'swept', 'output-written', 'committed', 'output-committed'] as const;
+export type ProcessorStep = (typeof PROCESSOR_STEPS)[number];
 
 /** The topics a stage writes that it can name before it runs: fixed sink topics, repartition topics, the dead-letter topic. */
 function outputTopicsOf(plan: Plan, stage: Stage): string[] {
@@ -33,6 +50,16 @@ function outputTopicsOf(plan: Plan, stage: Stage): string[] {
   if (plan.badRecordPolicy.kind === 'dead-letter') topics.push(plan.badRecordPolicy.topic);
   return topics;
 }
+
+/** The input topic of a stage's shard. */
+function topicOf(stage: Stage, shard: ShardRef): string {
+  return shard.stage.slice(stage.id.length + 1);
+}
+
+/** Steps 0 and 1's outcome: the shard claimed, or its rollback to do instead. */
+type ReadAndClaimed =
+  | { readonly kind: 'claimed'; readonly claim: ShardClaim; readonly checkpoints: CoordinatorRecord }
+  | { readonly kind: 'rollback'; readonly request: RollbackRequest; readonly checkpoints: CoordinatorRecord };
 
 export interface ProcessorOptions {
   readonly plan: Plan;
@@ -122,8 +149,6 @@ const SWEEP_CONCURRENCY = 16;
 const MAX_UNCOMMITTED_DELTAS = 256;
 /** How many of its own per-batch commits a container remembers; one forgotten costs a describe of its id. */
 const MAX_REMEMBERED_COMMITS = 4_096;
-/** The most a tick reads to catch a rolled-back shard up with its log. */
-const MAX_CATCH_UP_RECORDS = 10_000;
 
 /** A transaction's identity: its id and the producer id and epoch that wrote it. */
 function handleKey({ transactionalId, producerId, producerEpoch }: TransactionHandle): string {
@@ -160,140 +185,50 @@ export class Processor {
     return stage;
   }
 
-  /** Processes one partition's records (possibly none: a coordinator tick). */
+  /**
+   * Processes one partition's records (possibly none: a coordinator tick), as the rows of
+   * PROTOCOL's processor table, each a method below; `onStep` is called at each boundary.
+   */
   async processShard(stageId: string, topic: string, partition: number, records: readonly KafkaRecord[]): Promise<BatchReport> {
-    const { plan, store, coordinator } = this.options;
     const requestsBefore = this.options.requests?.snapshot() ?? {};
     const stage = this.stage(stageId);
     const shard = shardOf(stage, topic, partition);
-    // The claim and the coordinator record's read are independent round trips: any order of
-    // the two was already possible, since the coordinator may act between them. The claim may
-    // read the batch's keys beside it too (ShardStore.claim).
-    const claiming = store.claim(shard, keysOfRecords(plan, stage, records));
-    claiming.catch(() => undefined);
-    const checkpoints = await coordinator.get();
-    const rollback = pendingRollback(checkpoints, { stageId, topic, partition });
-    if (rollback) {
-      // The rollback claims the shard again; this claim stays uncommitted, as a crashed attempt's.
-      await claiming.catch(() => undefined);
-      return this.rollBack(shard, rollback, checkpoints, records, requestsBefore);
-    }
-    const { input } = stage;
-    const transactionalInput = input.kind === 'repartition' && plan.internalGuarantee === DeliveryGuarantee.EXACTLY_ONCE;
-    await this.limits.prepare(outputTopicsOf(plan, stage));
-    const { snapshots } = this.options;
-    // The delta object goes out beside the key writes and the outputs, and is awaited before
-    // the commit that names it: an attempt that fails before that leaves an object no shard
-    // record names, as before.
-    let deltaWritten: Promise<string> | undefined;
-    const prepared = await prepareShardBatch({
-      plan,
-      stage,
-      store,
-      shard,
-      records,
-      clock: this.clock,
-      claim: claiming,
-      beforeWrite: ({ claim, from, changes, outputs }) => {
-        const producesOutput = [...outputs.sinks.values(), outputs.repartitions, outputs.deadLetters].some((records) => records.length > 0);
-        if (!snapshots || (changes.length === 0 && !producesOutput)) return;
-        deltaWritten = writeStateDelta(snapshots, shard, { epoch: claim.epoch, offsetBefore: from, executorBefore: runtimeProgressOf(claim.progress).executor, changes });
-        deltaWritten.catch(() => undefined);
-      },
-      readGap: (from, to) => this.options.kafka.reader.read({ topic, partition, from, to }),
-      startingOffset: () => this.startingOffset(stage, topic, partition),
-      ...(input.kind === 'repartition'
-        ? {
-            inputWatermark: Math.min(...input.upstream.map((id) => checkpoints.committedWatermarks[id] ?? Number.MIN_SAFE_INTEGER)),
-            inputLog: this.inputLog(topic, partition),
-          }
-        : { stageWatermark: checkpoints.activeWatermarks?.[stageId] ?? Number.MIN_SAFE_INTEGER }),
-      ...(transactionalInput ? { rereadCommitted: (from: number, to: number) => this.options.kafka.reader.read({ topic, partition, from, to }) } : {}),
-      maxRecordBytes: (outputTopic) => this.limits.maxRecordBytes(outputTopic),
-      backlog: async (offset) => (await this.options.kafka.reader.readAvailable(topic, partition, offset, 1)).records.length > 0,
-      canProceed: (claim) =>
-        uncommittedDeltas(claim.progress, checkpoints.committed).length < MAX_UNCOMMITTED_DELTAS &&
-        (plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE ||
-          !uncommittedPending(claim.progress, checkpoints.committed).some(
-            (p) => !this.knownCommitted(p) && p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
-          )),
-      readBehind: async (from: number) => {
-        const { records, next } = await this.options.kafka.reader.readAvailable(topic, partition, from, MAX_CATCH_UP_RECORDS);
-        if (records.length === MAX_CATCH_UP_RECORDS) return { records, more: true };
-        // A read stops at the last stable offset: with a transaction still open before the log's
-        // end, the shard has not caught up, and later ticks read on.
-        const log = this.inputLog(topic, partition);
-        return { records, more: !(await log.readThrough(next, await log.end())) };
-      },
-    });
-    this.options.onStep?.('claimed-and-state-written', shard);
-    await this.limits.checkTimestamps(
-      [...[...prepared.outputs.sinks.values()].flat(), ...prepared.outputs.deadLetters],
-      `${stageId}'s batch of ${topic}/${partition} from offset ${prepared.from}`,
-    );
-
-    const previous = runtimeProgressOf(prepared.claim.progress);
-    const triggeredSince = this.checkpointTriggeredSince(checkpoints, previous.acknowledged);
-    const pending = uncommittedPending(prepared.claim.progress, checkpoints.committed);
-    const deltas = uncommittedDeltas(prepared.claim.progress, checkpoints.committed);
-
-    const { claim } = prepared;
+    const read = await this.readAndClaim(stage, { stageId, topic, partition }, records);
+    if (read.kind === 'rollback') return this.rollBack(shard, read.request, read.checkpoints, records, requestsBefore);
+    const { claim, checkpoints } = read;
+    this.reached('claimed', shard);
+    const batch = this.shardBatch(stage, shard, { stageId, topic, partition }, checkpoints);
+    const prepared = await prepareBatch(batch, claim, records, this.mayProcess(batch, claim, checkpoints));
+    const { deltaWritten } = await this.writeState(batch, prepared);
+    this.reached('state-written', shard);
+    const claimed = runtimeProgressOf(claim.progress);
+    const triggered = this.checkpointTriggeredSince(checkpoints, claimed.acknowledged);
     const byGuarantee = this.recordsByGuarantee(stage, prepared.outputs);
-    // Per batch, this invocation's transaction may only commit after the shard's earlier ones:
-    // they are committed (or found lost) first, and this commit records them as committed.
-    const { settled, inOrder } =
-      plan.checkpointing.outputCommit === OutputCommit.PER_BATCH ? await this.commitEarlier(pending) : { settled: pending, inOrder: false };
-    await this.abortLingering(stage, shard, claim, settled.filter((p) => !p.committed), byGuarantee.has(DeliveryGuarantee.EXACTLY_ONCE));
-    const transaction = await this.writeOutputs(stage, shard, byGuarantee, claim.epoch).catch(
-      async (error: unknown) => {
-        // A newer invocation's recovery initialised this attempt's transactional id: nothing
-        // records the transaction yet, so this is fencing of the attempt, not a loss.
-        if (error instanceof TransactionLostError && (await store.peek(shard))?.epoch !== claim.epoch) {
-          throw new ShardFencedError(shard, claim.epoch);
-        }
-        throw error;
-      },
-    );
-    const acknowledged = Math.max(previous.acknowledged, await triggeredSince);
-    const acknowledging = acknowledged > previous.acknowledged;
-    // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
-    const coveringCheckpoint = acknowledging ? acknowledged : acknowledged + 1;
-    if (deltaWritten) deltas.push({ epoch: claim.epoch, checkpoint: coveringCheckpoint, object: await deltaWritten });
-    this.options.onStep?.('output-written', shard);
-
-    const progress: RuntimeProgress = {
-      ...prepared.progress,
-      pending: transaction ? [...settled, { handle: transaction, checkpoint: coveringCheckpoint, epoch: claim.epoch }] : settled,
-      acknowledged,
-      acknowledgedWatermark: acknowledging
-        ? (prepared.progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER)
-        : previous.acknowledgedWatermark,
-      acknowledgedIdle: acknowledging ? prepared.idle : previous.acknowledgedIdle === true,
-      acknowledgedNextTimer: acknowledging ? (prepared.idle ? earliestEventTimer(prepared.progress.executor) : undefined) : previous.acknowledgedNextTimer,
-      deltas,
-      position: acknowledging
-        ? { checkpoint: acknowledged, offset: prepared.progress.offset, executor: prepared.progress.executor }
-        : previous.position,
-    };
-    try {
-      await store.commit(claim, progress);
-    } catch (error) {
-      // Fenced by a newer invocation: nothing records this transaction, so abort it now rather
-      // than leave it holding back read_committed readers until its timeout.
-      if (transaction && error instanceof ShardFencedError) await this.options.kafka.committer.abort(transaction).catch(() => undefined);
-      throw error;
+    const { settled, inOrder } = await this.sweep(batch, claim, checkpoints, byGuarantee);
+    this.reached('swept', shard);
+    const transaction = await this.writeOutputs(batch, prepared, byGuarantee, claim.epoch);
+    const progress = batchProgress({
+      shard,
+      claimed,
+      epoch: claim.epoch,
+      committed: checkpoints.committed,
+      triggered: await triggered,
+      processed: prepared.progress,
+      idle: prepared.idle,
+      pending: settled,
+      transaction,
+      delta: await deltaWritten,
+    });
+    this.reached('output-written', shard);
+    await this.commit(claim, progress, transaction);
+    this.reached('committed', shard);
+    for (const { handle } of claimed.pending) this.committedHere.delete(handleKey(handle));
+    const own = progress.pending.at(-1);
+    if (inOrder && transaction && own) {
+      await this.commitOwn(own);
+      this.reached('output-committed', shard);
     }
-    this.options.onStep?.('committed', shard);
-    for (const { handle } of previous.pending) this.committedHere.delete(handleKey(handle));
-    if (inOrder && transaction) await this.commitOwn({ handle: transaction, checkpoint: coveringCheckpoint, epoch: claim.epoch });
-    const stopped = hasStopped(plan, prepared.failure) ? prepared.failure : undefined;
-    // Under its bound, a failed attempt fails the invocation, so that the trigger retries it.
-    if (prepared.error && prepared.failure && !stopped) throw new FailedAttemptError(prepared.error, prepared.failure, plan);
-    // Read after the shard's commit: a coordinator that went to rest before it looks at this
-    // shard again, and one that rests now is called, and finds it (docs/PROTOCOL.md, "At rest").
-    if (records.length > 0 && !stopped && mayRestBeforeCommitSeen(checkpoints) && (await coordinator.get()).asleep) {
-      await this.options.callCoordinator?.();
-    }
+    const stopped = await this.afterCommit(prepared, checkpoints, records);
     return {
       shard,
       recordsIn: records.length,
@@ -304,10 +239,153 @@ export class Processor {
       keysWritten: prepared.keysWritten,
       dropped: prepared.dropped,
       transaction,
-      acknowledged,
+      acknowledged: progress.acknowledged,
       requests: this.options.requests?.since(requestsBefore) ?? {},
       ...(stopped ? { stopped } : {}),
     };
+  }
+
+  private reached(step: ProcessorStep, shard: ShardRef): void {
+    this.options.onStep?.(step, shard);
+  }
+
+  /**
+   * Steps 0 and 1: reads the coordinator record, with the claim sent beside it (the coordinator
+   * may act between the two in either order, as it could between two requests in a row), and
+   * the claim reading the batch's keys beside it (ShardStore.claim). A crash after it leaves a
+   * raised epoch, which the next claim records as aborted. When the record requests this
+   * shard's rollback, the rollback claims the shard again, and this claim stays uncommitted.
+   */
+  private async readAndClaim(stage: Stage, target: ShardTarget, records: readonly KafkaRecord[]): Promise<ReadAndClaimed> {
+    const { plan, store, coordinator } = this.options;
+    const claiming = store.claim(shardOf(stage, target.topic, target.partition), keysOfRecords(plan, stage, records));
+    claiming.catch(() => undefined);
+    const checkpoints = await coordinator.get();
+    const request = pendingRollback(checkpoints, target);
+    if (request) {
+      await claiming.catch(() => undefined);
+      return { kind: 'rollback', request, checkpoints };
+    }
+    await this.limits.prepare(outputTopicsOf(plan, stage));
+    return { kind: 'claimed', claim: await claiming, checkpoints };
+  }
+
+  /** What every step of this batch reads: the shard's log, and its stage's watermark as the coordinator record has it. */
+  private shardBatch(stage: Stage, shard: ShardRef, { stageId, topic, partition }: ShardTarget, checkpoints: CoordinatorRecord): ShardBatch {
+    const { plan, store } = this.options;
+    const { reader } = this.options.kafka;
+    const log: ShardLog = {
+      read: (from, to) => reader.read({ topic, partition, from, to }),
+      readAvailable: (from, max) => reader.readAvailable(topic, partition, from, max),
+      end: () => reader.logEnd(topic, partition),
+      readThrough: async (from, until) => {
+        const polled = await reader.readAvailable(topic, partition, from, 1);
+        const first = polled.records[0];
+        return first ? first.offset >= until : polled.next >= until;
+      },
+    };
+    const { input: stageInput } = stage;
+    const input: StageInput =
+      stageInput.kind === 'repartition'
+        ? {
+            kind: 'repartition',
+            log,
+            inputWatermark: Math.min(...stageInput.upstream.map((id) => checkpoints.committedWatermarks[id] ?? Number.MIN_SAFE_INTEGER)),
+            transactional: plan.internalGuarantee === DeliveryGuarantee.EXACTLY_ONCE,
+          }
+        : {
+            kind: 'source',
+            log,
+            startingOffset: () => {
+              const { startingOffsets, groupId } = stageInput.source.source.config;
+              return resolveStartingOffset(this.options.kafka.admin, startingOffsets, groupId, topic, partition);
+            },
+            stageWatermark: checkpoints.activeWatermarks?.[stageId] ?? Number.MIN_SAFE_INTEGER,
+          };
+    return { plan, stage, store, shard, input, clock: this.clock, maxRecordBytes: (outputTopic) => this.limits.maxRecordBytes(outputTopic) };
+  }
+
+  /**
+   * Whether the claim may process its records. It may not when its transactional id still holds
+   * a transaction that waits for a checkpoint, or its record holds as many uncommitted deltas as
+   * it may: the checkpoint that would free them could not complete while the shard cannot
+   * acknowledge it (docs/PROTOCOL.md, "Slot busy, or record full").
+   */
+  private mayProcess({ plan, stage, shard }: ShardBatch, claim: ShardClaim, checkpoints: CoordinatorRecord): boolean {
+    return (
+      uncommittedDeltas(claim.progress, checkpoints.committed).length < MAX_UNCOMMITTED_DELTAS &&
+      (plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE ||
+        !uncommittedPending(claim.progress, checkpoints.committed).some(
+          (p) => !this.knownCommitted(p) && p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
+        ))
+    );
+  }
+
+  /**
+   * Step 4: with a snapshot store, starts putting the invocation's delta object, which runs
+   * beside the key writes and steps 5 and 6 and is awaited before step 7 (an attempt that fails
+   * before that leaves an object no shard record names); writes the changed keys under the
+   * claim's epoch. A crash after it leaves invisible values (the visibility rule).
+   */
+  private async writeState({ store, shard }: ShardBatch, prepared: PreparedBatch): Promise<{ deltaWritten: Promise<string> | undefined }> {
+    const { snapshots } = this.options;
+    const { claim, from, changes, outputs } = prepared;
+    const producesOutput = [...outputs.sinks.values(), outputs.repartitions, outputs.deadLetters].some((records) => records.length > 0);
+    let deltaWritten: Promise<string> | undefined;
+    if (snapshots && (changes.length > 0 || producesOutput)) {
+      deltaWritten = writeStateDelta(snapshots, shard, { epoch: claim.epoch, offsetBefore: from, executorBefore: claimedProgress(claim).executor, changes });
+      deltaWritten.catch(() => undefined);
+    }
+    await store.write(claim, changes);
+    return { deltaWritten };
+  }
+
+  /**
+   * Steps 5a and 5: per batch, commits the shard's earlier transactions in epoch order; then
+   * aborts what the attempts since the last commit may have left open.
+   */
+  private async sweep(
+    { plan, stage, shard }: ShardBatch,
+    claim: ShardClaim,
+    checkpoints: CoordinatorRecord,
+    byGuarantee: ReadonlyMap<DeliveryGuarantee, OutputRecord[]>,
+  ): Promise<{ settled: PendingTransaction[]; inOrder: boolean }> {
+    const pending = uncommittedPending(claim.progress, checkpoints.committed);
+    // Per batch, this invocation's transaction may only commit after the shard's earlier ones:
+    // they are committed (or found lost) first, and this commit records them as committed.
+    const { settled, inOrder } =
+      plan.checkpointing.outputCommit === OutputCommit.PER_BATCH ? await this.commitEarlier(pending) : { settled: pending, inOrder: false };
+    await this.abortLingering(stage, shard, claim, settled.filter((p) => !p.committed), byGuarantee.has(DeliveryGuarantee.EXACTLY_ONCE));
+    return { settled, inOrder };
+  }
+
+  /**
+   * Step 7: commits the shard. Fenced by a newer invocation, nothing records this transaction:
+   * it is aborted now rather than left holding back read_committed readers until its timeout.
+   */
+  private async commit(claim: ShardClaim, progress: RuntimeProgress, transaction: TransactionHandle | undefined): Promise<void> {
+    try {
+      await this.options.store.commit(claim, progress);
+    } catch (error) {
+      if (transaction && error instanceof ShardFencedError) await this.options.kafka.committer.abort(transaction).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * After the commit: raises a failed attempt under its bound (so that the trigger retries it),
+   * and calls a coordinator that may rest. Returns the failure the shard has stopped at.
+   */
+  private async afterCommit(prepared: PreparedBatch, checkpoints: CoordinatorRecord, records: readonly KafkaRecord[]): Promise<ShardFailure | undefined> {
+    const { plan, coordinator } = this.options;
+    const stopped = hasStopped(plan, prepared.failure) ? prepared.failure : undefined;
+    if (prepared.error && prepared.failure && !stopped) throw new FailedAttemptError(prepared.error, prepared.failure, plan);
+    // Read after the shard's commit: a coordinator that went to rest before it looks at this
+    // shard again, and one that rests now is called, and finds it (docs/PROTOCOL.md, "At rest").
+    if (records.length > 0 && !stopped && mayRestBeforeCommitSeen(checkpoints) && (await coordinator.get()).asleep) {
+      await this.options.callCoordinator?.();
+    }
+    return stopped;
   }
 
   /**
@@ -363,9 +441,7 @@ export class Processor {
   ): Promise<BatchReport> {
     const { plan, store, coordinator, snapshots } = this.options;
     if (!snapshots) throw new Error(`Shard ${shard.stage}/${shard.shard} must be rolled back, which needs the snapshot store: set SLUICE_SNAPSHOT_BUCKET`);
-    await beginRollback(coordinator, request, this.clock());
-    const rollback = await rollBackLostTransaction({ plan, store, committer: this.options.kafka.committer, snapshots }, request, checkpoints);
-    await finishRollback(coordinator, request);
+    const rollback = await rollBackShard({ plan, store, coordinator, committer: this.options.kafka.committer, snapshots }, request, checkpoints, this.clock());
     return {
       shard,
       recordsIn: records.length,
@@ -404,25 +480,6 @@ export class Processor {
     return reading;
   }
 
-  private inputLog(topic: string, partition: number): InputLog {
-    const { reader } = this.options.kafka;
-    return {
-      end: () => reader.logEnd(topic, partition),
-      readThrough: async (from, until) => {
-        const polled = await reader.readAvailable(topic, partition, from, 1);
-        const first = polled.records[0];
-        return first ? first.offset >= until : polled.next >= until;
-      },
-    };
-  }
-
-  private async startingOffset(stage: Stage, topic: string, partition: number): Promise<number> {
-    const { input } = stage;
-    if (input.kind === 'repartition') return 0;
-    const { startingOffsets, groupId } = input.source.source.config;
-    return resolveStartingOffset(this.options.kafka.admin, startingOffsets, groupId, topic, partition);
-  }
-
   /** The stage's outputs by the guarantee they are written with; a guarantee with no record is absent. */
   private recordsByGuarantee(stage: Stage, outputs: StageOutputs): Map<DeliveryGuarantee, OutputRecord[]> {
     const byGuarantee = new Map<DeliveryGuarantee, OutputRecord[]>();
@@ -436,8 +493,32 @@ export class Processor {
     return byGuarantee;
   }
 
-  /** Sends each output by its guarantee; returns the EXACTLY_ONCE transaction, pre-committed. */
+  /**
+   * Step 6: writes the outputs by guarantee: NONE and AT_LEAST_ONCE through the producer,
+   * EXACTLY_ONCE into one transaction, pre-committed. A crash after it leaves outputs that no
+   * shard record names: the retry writes AT_LEAST_ONCE ones again, and its step 5 aborts the
+   * transaction.
+   */
   private async writeOutputs(
+    { stage, shard }: ShardBatch,
+    prepared: PreparedBatch,
+    byGuarantee: ReadonlyMap<DeliveryGuarantee, OutputRecord[]>,
+    epoch: number,
+  ): Promise<TransactionHandle | undefined> {
+    const { outputs, from } = prepared;
+    await this.limits.checkTimestamps([...[...outputs.sinks.values()].flat(), ...outputs.deadLetters], `${stage.id}'s batch of ${topicOf(stage, shard)}/${shard.shard} from offset ${from}`);
+    try {
+      return await this.writeByGuarantee(stage, shard, byGuarantee, epoch);
+    } catch (error) {
+      // A newer invocation's recovery initialised this attempt's transactional id: nothing
+      // records the transaction yet, so this is fencing of the attempt, not a loss.
+      if (error instanceof TransactionLostError && (await this.options.store.peek(shard))?.epoch !== epoch) throw new ShardFencedError(shard, epoch);
+      throw error;
+    }
+  }
+
+  /** Sends each output by its guarantee; returns the EXACTLY_ONCE transaction, pre-committed. */
+  private async writeByGuarantee(
     stage: Stage,
     shard: ShardRef,
     byGuarantee: ReadonlyMap<DeliveryGuarantee, OutputRecord[]>,
@@ -485,8 +566,7 @@ export class Processor {
 
   /** `<prefix>[-<deployment stage>]-<stage>-<topic>-<partition>-<slot>` (docs/PROTOCOL.md, "Transactional ids"). */
   private transactionalId(stage: Stage, shard: ShardRef, epoch: number): string {
-    const topic = shard.stage.slice(stage.id.length + 1);
-    return `${transactionalIdPrefixOf(this.options.plan, stage)}-${topic}-${shard.shard}-${epoch % this.poolSize}`;
+    return `${transactionalIdPrefixOf(this.options.plan, stage)}-${topicOf(stage, shard)}-${shard.shard}-${epoch % this.poolSize}`;
   }
 
   /**

@@ -1,5 +1,15 @@
+// The rollback, the shard's side (docs/PROTOCOL.md, "Rollback"): the shard's own invocation,
+// finding its rollback requested in the coordinator record, restores the keys that the lost
+// transaction's epoch and every later one changed to their values before it, aborts the later
+// transactions, and moves the shard back to where the lost epoch started, under its claim.
+//
+// Crash rows: before the commit, the shard is as it was (the keys written are invisible under
+// the claim's epoch; the taint markers and the delta object are idempotent to write again) and
+// its next invocation rolls back again; after it, the request is still open until
+// `finishRollback`, and the next attempt finds no pending transaction of the lost epoch and only
+// finishes it. A stale copy can read the snapshot chain again and write invisible values; it
+// cannot commit twice (`pending` no longer holds the lost epoch) or after a newer claim.
 import type { TransactionCommitter } from '../kafka/clients.js';
-import { TransactionLostError } from '../kafka/errors.js';
 import type { Plan } from '../plan/plan.js';
 import {
   baseManifest,
@@ -8,14 +18,13 @@ import {
   rolledBackMarkerKey,
   sameShard,
   writeStateDelta,
-  type ShardPosition,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
-import type { ShardRef, ShardStore } from '../state/shard-store.js';
-import { shardRefOf } from './shard-record.js';
-import { runtimeProgressOf, type PendingTransaction, type RuntimeProgress } from './shard-record.js';
+import type { ShardRef, ShardStore, StateChange } from '../state/shard-store.js';
+import { beginRollback, finishRollback } from './rollback-requests.js';
+import { runtimeProgressOf, shardRefOf, type PendingDelta, type RuntimeProgress } from './shard-record.js';
 import type { ExecutorSnapshot } from './stage-executor.js';
 
 export interface RollbackOptions {
@@ -23,6 +32,7 @@ export interface RollbackOptions {
   readonly store: ShardStore;
   readonly committer: TransactionCommitter;
   readonly snapshots: SnapshotStore;
+  readonly coordinator: CoordinatorStore;
 }
 
 /** What a rollback did, for the processor's report. */
@@ -36,125 +46,26 @@ export interface Rollback {
   readonly transactionsAborted: number;
 }
 
-/** Whether `request` is the rollback of `target`'s transaction of `epoch`. */
-export function isRollbackOf(request: RollbackRequest, target: ShardPosition, epoch: number): boolean {
-  return sameShard(request, target) && request.epoch === epoch;
-}
-
-/** The shard's rollback that still has to be done, if any. */
-export function pendingRollback(record: CoordinatorRecord, target: ShardPosition): RollbackRequest | undefined {
-  return record.rollbacks?.find((request) => !request.done && sameShard(request, target));
-}
-
 /**
- * How long an invocation that began a rollback has before the coordinator ticks the shard
- * again: each tick claims the shard, so ticking faster than a rollback takes would fence every
- * attempt in turn.
+ * The keys that the lost epoch and every later one changed, each with its value before the lost
+ * epoch: the base checkpoint's objects plus the deltas `before` it, from the snapshot chain.
  */
-export const ROLLBACK_RETRY_MS = 5_000;
-
-/** The shard's rollback, if one is to be done and no invocation began it in the last {@link ROLLBACK_RETRY_MS}. */
-export function rollbackToStart(record: CoordinatorRecord, target: ShardPosition, now: number): RollbackRequest | undefined {
-  const request = pendingRollback(record, target);
-  return request && (request.attemptedAt === undefined || now - request.attemptedAt >= ROLLBACK_RETRY_MS) ? request : undefined;
-}
-
-/** Records that an invocation begins the rollback now. */
-export async function beginRollback(coordinator: CoordinatorStore, begun: RollbackRequest, now: number): Promise<void> {
-  for (;;) {
-    const current = await coordinator.get();
-    const requests = current.rollbacks ?? [];
-    if (!requests.some((request) => isRollbackOf(request, begun, begun.epoch) && !request.done)) return;
-    const rollbacks = requests.map((request) =>
-      isRollbackOf(request, begun, begun.epoch) ? { ...request, attemptedAt: now } : request,
-    );
-    if (await coordinator.update({ ...current, rollbacks })) return;
-  }
-}
-
-/** Whether any shard still has to roll back: no checkpoint completes meanwhile. */
-export function rollbacksPending(record: CoordinatorRecord): boolean {
-  return (record.rollbacks ?? []).some((request) => !request.done);
-}
-
-/** What {@link commitInEpochOrder} got through. */
-export interface EpochOrderCommit {
-  /** The transactions now committed (by this call or before), in epoch order. */
-  readonly committed: readonly PendingTransaction[];
-  /** The first transaction the broker lost, and why; none after it was committed. */
-  readonly lost?: { readonly transaction: PendingTransaction; readonly error: TransactionLostError };
-}
-
-/**
- * Commits a shard's pre-committed transactions in epoch order, up to the first the broker
- * lost: the transactions after a lost one are its rollback's to replay, never to commit (a
- * committed later transaction would be written again by the replay).
- */
-export async function commitInEpochOrder(committer: TransactionCommitter, pending: readonly PendingTransaction[]): Promise<EpochOrderCommit> {
-  const committed: PendingTransaction[] = [];
-  for (const transaction of pending) {
-    try {
-      await committer.commit(transaction.handle);
-      committed.push(transaction);
-    } catch (error) {
-      if (!(error instanceof TransactionLostError)) throw error;
-      return { committed, lost: { transaction, error } };
+async function stateBeforeLostEpoch(
+  { plan, snapshots }: RollbackOptions,
+  request: RollbackRequest,
+  progress: RuntimeProgress,
+  before: readonly PendingDelta[],
+): Promise<StateChange[]> {
+  const base = (await baseManifest(snapshots, request.base))?.shards.find((entry) => sameShard(entry, request));
+  const restored = await readShardState(snapshots, [...(base?.state ?? []), ...before.map((d) => d.object)], plan.maxParallelism);
+  const changedKeys = new Map<string, KeyRef>();
+  for (const delta of progress.deltas.filter((d) => d.epoch >= request.epoch)) {
+    for (const change of (await readStateDelta(snapshots, delta.object)).changes) {
+      const key = keyRef(change.key, plan.maxParallelism);
+      changedKeys.set(key.serialized, key);
     }
   }
-  return { committed };
-}
-
-/**
- * Records that the broker lost `lost` (the commit function calls it), for the shard's own next
- * invocation to roll back. Undefined when the checkpoint that covered it is committed already:
- * then another run settled it — committed it before a later invocation reused its transactional
- * id (which is why this one saw it fenced), or requested the rollback, which may be done by now.
- */
-export async function requestRollback(
-  coordinator: CoordinatorStore,
-  target: ShardPosition,
-  lost: PendingTransaction,
-  reason: string,
-): Promise<RollbackRequest | undefined> {
-  for (;;) {
-    const current = await coordinator.get();
-    if (current.committed >= lost.checkpoint) return undefined;
-    const existing = current.rollbacks?.find((request) => isRollbackOf(request, target, lost.epoch));
-    if (existing) return existing;
-    const request: RollbackRequest = { ...target, epoch: lost.epoch, checkpoint: lost.checkpoint, base: current.committed, reason };
-    if (await coordinator.update({ ...current, rollbacks: [...(current.rollbacks ?? []), request] })) return request;
-  }
-}
-
-/** Marks the request done, or forgets it once its checkpoint is committed (which held the stage's watermark). */
-export async function finishRollback(coordinator: CoordinatorStore, done: RollbackRequest): Promise<void> {
-  for (;;) {
-    const current = await coordinator.get();
-    const requests = current.rollbacks ?? [];
-    const rest = requests.filter((request) => !isRollbackOf(request, done, done.epoch));
-    if (rest.length === requests.length) return;
-    const rollbacks = current.committed >= done.checkpoint ? rest : [...rest, { ...done, done: true }];
-    if (await coordinator.update({ ...current, rollbacks })) return;
-  }
-}
-
-/**
- * The coordinator record with `checkpoint` marked committed: each stage takes its watermark at
- * that checkpoint, except a stage that lost a transaction the checkpoint covered, which keeps
- * its previous one (its replayed output is not visible yet, and would reach later stages late);
- * the requests of rollbacks that are done and covered are forgotten.
- */
-export function markedCommitted(current: CoordinatorRecord, checkpoint: number): CoordinatorRecord {
-  const committedWatermarks = { ...current.completedWatermarks };
-  const requests = current.rollbacks ?? [];
-  for (const request of requests) {
-    if (request.checkpoint > checkpoint) continue;
-    const kept = current.committedWatermarks[request.stageId];
-    if (kept === undefined) delete committedWatermarks[request.stageId];
-    else committedWatermarks[request.stageId] = kept;
-  }
-  const rollbacks = requests.filter((request) => !(request.done === true && request.checkpoint <= checkpoint));
-  return { ...current, committed: checkpoint, committedWatermarks, rollbacks };
+  return [...changedKeys.values()].map((key) => ({ key, state: restored.get(key.serialized)?.state ?? null }));
 }
 
 /**
@@ -170,7 +81,7 @@ export function markedCommitted(current: CoordinatorRecord, checkpoint: number):
  * checkpoint completes while a rollback is requested, so no manifest is built from the shard's
  * state before the rollback. Undefined when the shard has rolled back already.
  */
-export async function rollBackLostTransaction(
+async function rollBackLostTransaction(
   options: RollbackOptions,
   request: RollbackRequest,
   checkpoints: CoordinatorRecord,
@@ -192,20 +103,11 @@ export async function rollBackLostTransaction(
   }
   // Deltas of the base checkpoint and older are in its manifest already.
   const before = progress.deltas.filter((d) => d.epoch < request.epoch && d.checkpoint > request.base);
-  const undone = progress.deltas.filter((d) => d.epoch >= request.epoch);
-  const base = (await baseManifest(snapshots, request.base))?.shards.find((entry) => sameShard(entry, request));
-  const restored = await readShardState(snapshots, [...(base?.state ?? []), ...before.map((d) => d.object)], plan.maxParallelism);
-
-  const changedKeys = new Map<string, KeyRef>();
-  for (const delta of undone) {
-    for (const change of (await readStateDelta(snapshots, delta.object)).changes) {
-      const key = keyRef(change.key, plan.maxParallelism);
-      changedKeys.set(key.serialized, key);
-    }
-  }
-  const keys = [...changedKeys.values()];
-  await store.read(claim, keys);
-  const changes = keys.map((key) => ({ key, state: restored.get(key.serialized)?.state ?? null }));
+  const changes = await stateBeforeLostEpoch(options, request, progress, before);
+  await store.read(
+    claim,
+    changes.map(({ key }) => key),
+  );
   await store.write(claim, changes);
 
   const lostStart = await readStateDelta(snapshots, lostDelta.object);
@@ -258,4 +160,21 @@ export async function rollBackLostTransaction(
     keysRestored: changes.length,
     transactionsAborted: abandoned.length,
   };
+}
+
+/**
+ * Does the rollback the coordinator record requests of this shard, as its invocation, instead
+ * of processing: records the attempt (so that the coordinator ticks the shard no faster than a
+ * rollback takes), rolls back, and marks the request done.
+ */
+export async function rollBackShard(
+  options: RollbackOptions,
+  request: RollbackRequest,
+  checkpoints: CoordinatorRecord,
+  now: number,
+): Promise<Rollback | undefined> {
+  await beginRollback(options.coordinator, request, now);
+  const rollback = await rollBackLostTransaction(options, request, checkpoints);
+  await finishRollback(options.coordinator, request);
+  return rollback;
 }

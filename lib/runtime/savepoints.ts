@@ -212,6 +212,94 @@ export async function restoreSnapshot(options: RestoreOptions, source: RestoreSo
   }
 }
 
+/** Commits the transactions of the checkpoint to restore, which a restore makes visible first; returns how many. */
+async function commitSnapshotTransactions(committer: TransactionCommitter, manifest: CheckpointManifest, committedBefore: number): Promise<number> {
+  let committed = 0;
+  for (const entry of manifest.shards) {
+    for (const handle of entry.transactions) {
+      try {
+        await committer.commit(handle);
+      } catch (error) {
+        if (!(error instanceof TransactionLostError)) throw error;
+        throw new Error(
+          `Checkpoint ${manifest.checkpoint} cannot be restored: the broker lost one of its transactions ` +
+            `(${error.message}) Restore the checkpoint before it, ${committedBefore}, instead.`,
+          { cause: error },
+        );
+      }
+      committed++;
+    }
+  }
+  return committed;
+}
+
+/** Claims every shard, old and new, and aborts what they wrote past the snapshot. */
+async function fenceShards(
+  options: RestoreOptions,
+  everyShard: readonly ShardTarget[],
+  committedUpTo: number,
+): Promise<{ claims: Map<string, { claim: ShardClaim; progress: RuntimeProgress }>; transactionsAborted: number }> {
+  const { plan, store, committer } = options;
+  const claims = new Map<string, { claim: ShardClaim; progress: RuntimeProgress }>();
+  let transactionsAborted = 0;
+  for (const target of everyShard) {
+    const claim = await store.claim(shardRefOf(plan, target), [], { replacingState: true });
+    const progress = runtimeProgressOf(claim.progress);
+    claims.set(key(target), { claim, progress });
+    for (const pending of progress.pending.filter((p) => p.checkpoint > committedUpTo)) {
+      await committer.abort(pending.handle).catch((error: unknown) => {
+        // Committed by its own invocation since the check above, before this claim fenced it.
+        throw error instanceof TransactionAlreadyCommittedError ? outputPastSnapshot(target, committedUpTo) : error;
+      });
+      transactionsAborted++;
+    }
+    // What attempts and zombies left open: the commit below moves the shard's last committed
+    // epoch past them, so that no later invocation sweeps their slots.
+    await options.abortTransactionsOf(target);
+  }
+  return { claims, transactionsAborted };
+}
+
+/**
+ * Writes a claimed shard's restored keys and commits it at the restore's checkpoint, with its
+ * delta object; returns its entry in that checkpoint's manifest (none for a shard the snapshot
+ * gave nothing).
+ */
+async function writeRestoredShard(
+  { store, snapshots }: RestoreOptions,
+  { claim, progress }: { claim: ShardClaim; progress: RuntimeProgress },
+  shard: RestoredShard | undefined,
+  checkpoint: number,
+): Promise<ManifestShard | undefined> {
+  const changes = [...(shard?.keys.values() ?? [])];
+  await store.read(
+    claim,
+    changes.map((change) => change.key),
+  );
+  await store.write(claim, changes);
+  const executor = shard?.executor ?? null;
+  const offset = shard?.offset ?? null;
+  const watermark = executor?.watermark ?? Number.MIN_SAFE_INTEGER;
+  const object = shard ? await writeStateDelta(snapshots, claim.shard, { epoch: claim.epoch, offsetBefore: null, executorBefore: null, changes }) : undefined;
+  // What the shard learnt after the snapshot goes: a held input watermark offered later would
+  // let the replayed records of an earlier stage reach this one late; a failure was at a record
+  // it may not reach again in the same way.
+  const { heldInputWatermark: _held, failure: _failure, acknowledgedIdle: _idle, catchUp: _catchUp, ...kept } = progress;
+  await store.commit(claim, {
+    ...kept,
+    offset,
+    executor,
+    pending: [],
+    // The trigger may be past the restored offset already: ticks read what lies between.
+    ...(offset === null ? {} : { catchUp: true }),
+    acknowledged: checkpoint,
+    acknowledgedWatermark: watermark,
+    deltas: [],
+    position: { checkpoint, offset, executor },
+  } satisfies RuntimeProgress);
+  return shard && object ? { ...shard.target, offset, executor, acknowledgedWatermark: watermark, transactions: [], state: [object] } : undefined;
+}
+
 /** A restore that an invocation overtook: run it again once nothing runs. */
 export class RestoreInterruptedError extends Error {
   override readonly name = 'RestoreInterruptedError';
@@ -232,87 +320,24 @@ async function restoreState(options: RestoreOptions, source: RestoreSource): Pro
   for (const stage of plan.stages) await redistribute(options, stage, manifest, restored);
 
   // The snapshot's own transactions become visible first (committing is idempotent).
-  let transactionsCommitted = 0;
   const committedNow = 'checkpoint' in source && source.checkpoint > before.committed;
-  if (committedNow) {
-    for (const entry of manifest.shards) {
-      for (const handle of entry.transactions) {
-        try {
-          await committer.commit(handle);
-        } catch (error) {
-          if (!(error instanceof TransactionLostError)) throw error;
-          throw new Error(
-            `Checkpoint ${manifest.checkpoint} cannot be restored: the broker lost one of its transactions ` +
-              `(${error.message}) Restore the checkpoint before it, ${before.committed}, instead.`,
-            { cause: error },
-          );
-        }
-        transactionsCommitted++;
-      }
-    }
-  }
+  const transactionsCommitted = committedNow ? await commitSnapshotTransactions(committer, manifest, before.committed) : 0;
   const committedUpTo = Math.max(before.committed, committedNow ? manifest.checkpoint : 0);
   const past = await perBatchOutputPast(options, committedUpTo);
   if (past) throw outputPastSnapshot(past, committedUpTo);
 
-  // Fence every shard, old and new, and abort what they wrote past the snapshot.
-  const claims = new Map<string, { claim: ShardClaim; progress: RuntimeProgress }>();
   const everyShard = [...options.shards, ...manifest.shards.filter((entry) => !options.shards.some((t) => key(t) === key(entry)))];
-  let transactionsAborted = 0;
-  for (const target of everyShard) {
-    const claim = await store.claim(shardRefOf(plan, target), [], { replacingState: true });
-    const progress = runtimeProgressOf(claim.progress);
-    claims.set(key(target), { claim, progress });
-    for (const pending of progress.pending.filter((p) => p.checkpoint > committedUpTo)) {
-      await committer.abort(pending.handle).catch((error: unknown) => {
-        // Committed by its own invocation since the check above, before this claim fenced it.
-        throw error instanceof TransactionAlreadyCommittedError ? outputPastSnapshot(target, committedUpTo) : error;
-      });
-      transactionsAborted++;
-    }
-    // What attempts and zombies left open: the commit below moves the shard's last committed
-    // epoch past them, so that no later invocation sweeps their slots.
-    await options.abortTransactionsOf(target);
-  }
+  const { claims, transactionsAborted } = await fenceShards(options, everyShard, committedUpTo);
   const itemsDeleted = await store.deleteKeyedState();
 
   const checkpoint = Math.max(before.triggered, manifest.checkpoint, ...(await listCheckpoints(snapshots))) + 1;
   const shards: ManifestShard[] = [];
   let keys = 0;
-  for (const [id, { claim, progress }] of claims) {
+  for (const [id, claimed] of claims) {
     const shard = restored.get(id);
-    const changes = [...(shard?.keys.values() ?? [])];
-    keys += changes.length;
-    await store.read(
-      claim,
-      changes.map((change) => change.key),
-    );
-    await store.write(claim, changes);
-    const executor = shard?.executor ?? null;
-    const offset = shard?.offset ?? null;
-    const watermark = executor?.watermark ?? Number.MIN_SAFE_INTEGER;
-    const object = shard
-      ? await writeStateDelta(snapshots, claim.shard, { epoch: claim.epoch, offsetBefore: null, executorBefore: null, changes })
-      : undefined;
-    // What the shard learnt after the snapshot goes: a held input watermark offered later would
-    // let the replayed records of an earlier stage reach this one late; a failure was at a record
-    // it may not reach again in the same way.
-    const { heldInputWatermark: _held, failure: _failure, acknowledgedIdle: _idle, catchUp: _catchUp, ...kept } = progress;
-    await store.commit(claim, {
-      ...kept,
-      offset,
-      executor,
-      pending: [],
-      // The trigger may be past the restored offset already: ticks read what lies between.
-      ...(offset === null ? {} : { catchUp: true }),
-      acknowledged: checkpoint,
-      acknowledgedWatermark: watermark,
-      deltas: [],
-      position: { checkpoint, offset, executor },
-    } satisfies RuntimeProgress);
-    if (shard && object) {
-      shards.push({ ...shard.target, offset, executor, acknowledgedWatermark: watermark, transactions: [], state: [object] });
-    }
+    keys += shard?.keys.size ?? 0;
+    const entry = await writeRestoredShard(options, claimed, shard, checkpoint);
+    if (entry) shards.push(entry);
   }
   const now = (options.clock ?? Date.now)();
   await writeManifest(snapshots, checkpointManifestKey(checkpoint), {

@@ -28,86 +28,16 @@ function sum(a: DroppedRecords, b: DroppedRecords): DroppedRecords {
   return { late: a.late + b.late, skipped: a.skipped + b.skipped, deadLettered: a.deadLettered + b.deadLettered };
 }
 
-export class OffsetGapError extends Error {
-  override readonly name = 'OffsetGapError';
-
-  constructor(
-    readonly shard: ShardRef,
-    readonly from: number,
-    readonly to: number,
-  ) {
-    super(`Shard ${shard.stage}/${shard.shard} expected offset ${from} but was given ${to}: offsets [${from}, ${to}) are missing`);
-  }
-}
-
-export interface ShardBatchOptions {
-  readonly plan: Plan;
-  readonly stage: Stage;
-  readonly store: ShardStore;
-  readonly shard: ShardRef;
-  /** One partition's records, in offset order, as delivered (duplicates and all). */
-  readonly records: readonly KafkaRecord[];
-  readonly clock: () => number;
-  /**
-   * Called once the stage has run, before its changed keys are written, with what the caller
-   * needs to start work that runs beside the writes (the processor's delta object). Not called
-   * for a batch that only acknowledges.
-   */
-  readonly beforeWrite?: (batch: Pick<PreparedBatch, 'claim' | 'from' | 'changes' | 'outputs'>) => void;
-  /** A claim of the shard already sent (the processor sends it while it reads the coordinator record); else the batch claims. */
-  readonly claim?: Promise<ShardClaim>;
-  /** Reads the committed records of a gap; without it a gap is an error. */
-  readonly readGap?: (from: number, to: number) => Promise<KafkaRecord[]>;
-  /**
-   * Where a shard that never committed starts: the offset its source's OffsetsInitializer
-   * names. Without it, the first delivered record is taken as the start.
-   */
-  readonly startingOffset?: () => Promise<number>;
-  /**
-   * For a stage that reads a repartition topic: the watermark of the stages that write it,
-   * as of their last committed checkpoint (whose output is all visible by now).
-   */
-  readonly inputWatermark?: number;
-  /**
-   * For a stage that reads a source: its watermark over its active shards at the last
-   * completed checkpoint. An idle shard follows it, so that its windows and timers fire as the
-   * other partitions move on, as they do after a keyBy in Flink, whose operators see the
-   * minimum over the active splits.
-   */
-  readonly stageWatermark?: number;
-  /**
-   * Whether the shard's input holds committed records at or after an offset. A shard whose
-   * partition looks idle only because its invocations failed for a while has a backlog, and
-   * is not idle: its records would reach later stages after their watermark.
-   */
-  readonly backlog?: (offset: number) => Promise<boolean>;
-  /** The repartition topic's partition, for applying {@link inputWatermark} only once it is safe. */
-  readonly inputLog?: InputLog;
-  /**
-   * Reads the delivered range again with read_committed, for input written in transactions:
-   * whether Lambda's poller reads read_committed is undocumented, so its records are only a
-   * hint of which offsets to read.
-   */
-  readonly rereadCommitted?: (from: number, to: number) => Promise<KafkaRecord[]>;
-  /**
-   * Reads what the shard's input holds from an offset on, for a tick of a shard that must
-   * catch up (see {@link ShardProgress.catchUp}); `more` says the log holds more than it read.
-   */
-  readonly readBehind?: (from: number) => Promise<{ records: KafkaRecord[]; more: boolean }>;
-  /**
-   * Whether the claim may process its records. When it may not — its transactional id still
-   * holds a transaction that waits for a checkpoint, or its record holds as many uncommitted
-   * deltas as it may — the batch processes nothing and only acknowledges, so that the
-   * checkpoint can complete and free them; the shard catches up on its records afterwards
-   * ({@link ShardProgress.catchUp}).
-   */
-  readonly canProceed?: (claim: ShardClaim) => boolean;
-  /** The largest record each output topic takes (see {@link StageExecutorOptions.maxRecordBytes}). */
-  readonly maxRecordBytes?: (topic: string) => number;
-}
-
-/** What a repartition stage asks of its input partition before it lets the input watermark through. */
-export interface InputLog {
+/**
+ * The partition a shard reads, as the processor's Kafka reader sees it (read_committed). The
+ * records Lambda delivered are only where a batch starts: a gap, a catch-up, a reread of
+ * transactional input and a backlog check read the log itself.
+ */
+export interface ShardLog {
+  /** The committed records at offsets [from, to). */
+  read(from: number, to: number): Promise<KafkaRecord[]>;
+  /** Up to `max` committed records from `from`, and the offset after what the read covered. */
+  readAvailable(from: number, max: number): Promise<{ records: KafkaRecord[]; next: number }>;
   /**
    * The partition's log end offset now, past the records of open transactions: the last
    * stable offset would stop before an open transaction that began ahead of committed records.
@@ -117,14 +47,78 @@ export interface InputLog {
   readThrough(from: number, until: number): Promise<boolean>;
 }
 
-/** A processed batch whose keyed state is written but not yet visible: commit it after its output is safe. */
+/** A shard of a stage that reads a source topic. */
+export interface SourceInput {
+  readonly kind: 'source';
+  readonly log: ShardLog;
+  /** Where a shard that never committed starts: the offset its source's OffsetsInitializer names. */
+  startingOffset(): Promise<number>;
+  /**
+   * The stage's watermark over its active shards at the last completed checkpoint. An idle
+   * shard follows it, so that its windows and timers fire as the other partitions move on, as
+   * they do after a keyBy in Flink, whose operators see the minimum over the active splits.
+   */
+  readonly stageWatermark: number;
+}
+
+/** A shard of a stage that reads a repartition topic, from offset 0. */
+export interface RepartitionInput {
+  readonly kind: 'repartition';
+  readonly log: ShardLog;
+  /** The watermark of the stages that write the topic, as of their last committed checkpoint (whose output is all visible by now). */
+  readonly inputWatermark: number;
+  /**
+   * Whether the topic is written in transactions: the delivered range is then read again with
+   * read_committed, since whether Lambda's poller reads read_committed is undocumented, so its
+   * records are only a hint of which offsets to read.
+   */
+  readonly transactional: boolean;
+}
+
+export type StageInput = SourceInput | RepartitionInput;
+
+/** One batch of one shard: what every step of it reads. */
+export interface ShardBatch {
+  readonly plan: Plan;
+  readonly stage: Stage;
+  readonly store: ShardStore;
+  readonly shard: ShardRef;
+  readonly input: StageInput;
+  /** Processing time. */
+  readonly clock: () => number;
+  /** The largest record each output topic takes (see {@link StageExecutorOptions.maxRecordBytes}); default the executor's. */
+  readonly maxRecordBytes?: (topic: string) => number;
+}
+
+/** The most a tick reads to catch a rolled-back shard up with its log. */
+const MAX_CATCH_UP_RECORDS = 10_000;
+
+/** Step 2's result: where the batch starts, and the records it processes. */
+export interface AlignedInput {
+  /** The offset the batch starts at: the shard's previous offset, or where its input starts. */
+  readonly from: number;
+  /** The records to process, in offset order, from `from` on. */
+  readonly records: readonly KafkaRecord[];
+  /** How many records Lambda delivered. */
+  readonly delivered: number;
+  /** Records dropped as already processed (redelivery). */
+  readonly skipped: number;
+  /** Records read from the log: a gap, a reread of transactional input, a catch-up. */
+  readonly filled: number;
+  /** The offset after the batch. */
+  readonly next: number;
+  /** The shard is still behind its log after this batch ({@link ShardProgress.catchUp}). */
+  readonly catchUp: boolean;
+}
+
+/** A processed batch, its keyed state not yet written: write it, then commit it after its output is safe. */
 export interface PreparedBatch {
   readonly claim: ShardClaim;
   readonly outputs: StageOutputs;
   readonly progress: ShardProgress;
   /** The offset the batch started at: the shard's previous offset, or its starting offset. */
-  readonly from: number | null;
-  /** The keyed state the batch changed, written under the claim's epoch. */
+  readonly from: number;
+  /** The keyed state the batch changed, to write under the claim's epoch. */
   readonly changes: readonly StateChange[];
   /** Records dropped as already processed (redelivery). */
   readonly skipped: number;
@@ -142,6 +136,40 @@ export interface PreparedBatch {
   readonly error?: BadRecordError;
 }
 
+/** The progress a claim holds: the shard's last commit, or a shard's start. */
+export function claimedProgress(claim: ShardClaim): ShardProgress {
+  return (claim.progress as ShardProgress | undefined) ?? INITIAL_PROGRESS;
+}
+
+/** Where the shard's next batch starts: after its last committed one, or where its input starts. */
+async function startOf(batch: Pick<ShardBatch, 'input'>, progress: ShardProgress): Promise<number> {
+  if (progress.offset !== null) return progress.offset;
+  return batch.input.kind === 'source' ? batch.input.startingOffset() : 0;
+}
+
+/**
+ * A batch that processes nothing and only acknowledges, at the shard's unchanged position: its
+ * slot is busy or its record full, it failed at a record, or the shard has stopped. The shard
+ * catches up on its records afterwards ({@link ShardProgress.catchUp}), since the trigger moves
+ * on past them.
+ */
+function acknowledgeOnly(claim: ShardClaim, from: number, delivered: number, failed: Pick<PreparedBatch, 'failure' | 'error'> = {}): PreparedBatch {
+  return {
+    claim,
+    outputs: emptyStageOutputs(),
+    progress: { ...claimedProgress(claim), offset: from, catchUp: true, ...(failed.failure ? { failure: failed.failure } : {}) },
+    from,
+    changes: [],
+    skipped: delivered,
+    filled: 0,
+    keysRead: 0,
+    keysWritten: 0,
+    idle: false,
+    dropped: NONE_DROPPED,
+    ...failed,
+  };
+}
+
 /**
  * The input watermark a repartition stage may apply now. The upstream stages' watermark at
  * their last committed checkpoint covers output that is all committed — but a committed record
@@ -151,14 +179,13 @@ export interface PreparedBatch {
  * held at a time, so the shard's watermark trails its upstream's by a checkpoint or so.
  */
 async function inputWatermarkOf(
-  options: ShardBatchOptions,
+  input: RepartitionInput,
   held: ShardProgress['heldInputWatermark'],
-  next: number | null,
+  next: number,
   current: number,
 ): Promise<{ applied: number; held: ShardProgress['heldInputWatermark'] }> {
-  const offered = options.inputWatermark ?? Number.MIN_SAFE_INTEGER;
-  const log = options.inputLog;
-  if (!log || next === null) return { applied: offered, held };
+  const offered = input.inputWatermark;
+  const { log } = input;
   let applied = Number.MIN_SAFE_INTEGER;
   let waiting = held;
   if (waiting && (await log.readThrough(next, waiting.until))) {
@@ -235,192 +262,230 @@ function hasKeyedState(stage: Stage): boolean {
 }
 
 /**
- * Steps 1-3, 5 and 6 of the processor (docs/PROTOCOL.md): claims the shard, drops what was
- * already processed, fills a gap, loads the state of the batch's keys (and of the keys whose
- * timers come due), runs the stage, and writes the changed keys under the claim's epoch. The
- * caller writes the outputs and then commits with `store.commit(claim, progress)`.
+ * What the shard's log holds past `from`, for a tick of a shard that must catch up (see
+ * {@link ShardProgress.catchUp}); `more` says the log holds more than it read.
  */
-export async function prepareShardBatch(options: ShardBatchOptions): Promise<PreparedBatch> {
-  const { plan, stage, store, shard, clock } = options;
-  const claim = await (options.claim ?? store.claim(shard));
-  const progress = (claim.progress as ShardProgress | undefined) ?? INITIAL_PROGRESS;
-  const expected = progress.offset ?? (options.startingOffset ? await options.startingOffset() : null);
-  /**
-   * A batch that processes nothing and only acknowledges; the shard catches up on its records
-   * afterwards ({@link ShardProgress.catchUp}), since the trigger moves on past them.
-   */
-  const acknowledgeOnly = (failed: Pick<PreparedBatch, 'failure' | 'error'> = {}): PreparedBatch => ({
-    claim,
-    outputs: emptyStageOutputs(),
-    progress: { ...progress, offset: expected, catchUp: true, ...(failed.failure ? { failure: failed.failure } : {}) },
-    from: expected,
-    changes: [],
-    skipped: options.records.length,
-    filled: 0,
-    keysRead: 0,
-    keysWritten: 0,
-    idle: false,
-    dropped: NONE_DROPPED,
-    ...failed,
-  });
-  if (hasStopped(plan, progress.failure)) return acknowledgeOnly({ failure: progress.failure });
-  if (options.canProceed && !options.canProceed(claim)) return acknowledgeOnly();
+async function readBehind(log: ShardLog, from: number): Promise<{ records: KafkaRecord[]; more: boolean }> {
+  const { records, next } = await log.readAvailable(from, MAX_CATCH_UP_RECORDS);
+  if (records.length === MAX_CATCH_UP_RECORDS) return { records, more: true };
+  // A read stops at the last stable offset: with a transaction still open before the log's
+  // end, the shard has not caught up, and later ticks read on.
+  return { records, more: !(await log.readThrough(next, await log.end())) };
+}
 
-  let records = options.records.filter((record) => expected === null || record.offset >= expected);
-  const skipped = options.records.length - records.length;
+/**
+ * Step 2 of the processor (docs/PROTOCOL.md): drops what was already processed, starts a shard
+ * that never committed where its input starts, rereads transactional input with
+ * read_committed, reads a catch-up tick's records, and fills a gap from the log.
+ */
+async function alignInput(batch: ShardBatch, progress: ShardProgress, delivered: readonly KafkaRecord[]): Promise<AlignedInput> {
+  const { input } = batch;
+  const from = await startOf(batch, progress);
+  let records = delivered.filter((record) => record.offset >= from);
+  const skipped = delivered.length - records.length;
   let filled = 0;
-  const delivered = records.at(-1);
-  if (options.rereadCommitted && delivered) {
+  const last = records.at(-1);
+  const reread = input.kind === 'repartition' && input.transactional;
+  if (reread && last) {
     const deliveredCount = records.length;
-    records = await options.rereadCommitted(expected ?? records[0]?.offset ?? delivered.offset, delivered.offset + 1);
+    records = await input.log.read(from, last.offset + 1);
     filled = Math.max(0, records.length - deliveredCount);
   }
   let catchUp = progress.catchUp === true;
-  if (options.records.length === 0 && options.readBehind && catchUp && expected !== null) {
-    const behind = await options.readBehind(expected);
+  if (delivered.length === 0 && catchUp) {
+    const behind = await readBehind(input.log, from);
     records = behind.records;
     filled = records.length;
     catchUp = behind.more;
   }
   const first = records[0];
   // A reread already covers the range from the expected offset; only delivered records can leave a gap.
-  if (!options.rereadCommitted && first && expected !== null && first.offset > expected) {
-    if (!options.readGap) throw new OffsetGapError(shard, expected, first.offset);
-    const gap = await options.readGap(expected, first.offset);
+  if (!reread && first && first.offset > from) {
+    const gap = await input.log.read(from, first.offset);
     filled = gap.length;
     records = [...gap, ...records];
   }
-
-  /**
-   * Runs the stage over `accepted`, with `rejected` handed to the bad-record policy first: the
-   * records of a key whose state outgrew its item, found by an earlier run of the same batch.
-   */
-  const run = async (accepted: readonly KafkaRecord[], rejected: readonly { record: KafkaRecord; error: Error }[]) => {
-    const state = new BatchStateBackend();
-    const load = async (keys: readonly KeyRef[]) => {
-      const missing = [...new Map(keys.filter((k) => !state.isLoaded(k)).map((k) => [k.serialized, k])).values()];
-      if (missing.length === 0) return 0;
-      const loaded = await store.read(claim, missing);
-      for (const key of missing) state.load(key, loaded.get(key.serialized));
-      return missing.length;
-    };
-    let keysRead = 0;
-    const formatsReady = prepareFormats(stage, accepted);
-    formatsReady?.catch(() => undefined);
-    if (hasKeyedState(stage)) {
-      const snapshotTimers = (progress.executor?.timers ?? []).filter(
-        (t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER),
-      );
-      keysRead += await load([...keysOfRecords(plan, stage, accepted), ...snapshotTimers.map((t) => t.key)]);
-    }
-
-    if (formatsReady) await formatsReady;
-    const executor = new StageExecutor({
-      plan,
-      stage,
-      state,
-      clock,
-      ...(progress.executor ? { snapshot: progress.executor } : {}),
-      ...(options.maxRecordBytes ? { maxRecordBytes: options.maxRecordBytes } : {}),
-    });
-    // A partition that never sends a record turns idle after the idleness timeout, counted from its first invocation.
-    if (stage.input.kind === 'source') executor.assignPartitions([shard.shard]);
-    for (const { record, error } of rejected) executor.rejectRecord(record, error);
-    const segments = emissionSegments(accepted, plan.watermarkEmission, stage);
-    for (const [index, segment] of segments.entries()) {
-      executor.processRecords(segment, { holdWatermark: true });
-      if (index === segments.length - 1) break;
-      // An emission point within the batch: the timers it makes due need their keys' state.
-      const emitted = executor.pendingWatermark();
-      keysRead += await load(executor.dueTimerKeys(emitted));
-      executor.processWatermark(emitted);
-    }
-    const input =
-      stage.input.kind === 'repartition'
-        ? await inputWatermarkOf(options, progress.heldInputWatermark, next, executor.currentWatermark())
-        : undefined;
-    const watermark = input ? Math.max(executor.currentWatermark(), input.applied) : await sourceWatermark(executor);
-    keysRead += await load(executor.dueTimerKeys(watermark));
-    executor.processWatermark(watermark);
-    executor.advanceProcessingTime();
-    return { state, executor, input, keysRead };
-  };
-
   // Past the last delivered offset, whatever a reread returned: aborted records and
   // transaction markers occupy offsets too.
-  const after = Math.max(delivered?.offset ?? -1, records.at(-1)?.offset ?? -1) + 1;
-  const next = after > 0 ? after : expected;
+  const after = Math.max(last?.offset ?? -1, records.at(-1)?.offset ?? -1) + 1;
+  return { from, records, delivered: delivered.length, skipped, filled, next: after > 0 ? after : from, catchUp };
+}
+
+/** What one run of the stage over a batch's records left: its state, its executor, and the input watermark it applied. */
+interface StageRun {
+  readonly state: BatchStateBackend;
+  readonly executor: StageExecutor;
+  readonly input: Awaited<ReturnType<typeof inputWatermarkOf>> | undefined;
+  readonly keysRead: number;
+}
+
+/** What every run of one batch's stage shares. */
+interface RunContext {
+  readonly batch: ShardBatch;
+  readonly claim: ShardClaim;
+  readonly progress: ShardProgress;
+  readonly aligned: AlignedInput;
+  /** Whether the shard is idle once the executor has run (read once per batch). */
+  readonly idle: (executor: StageExecutor) => Promise<boolean>;
+}
+
+/**
+ * Every source partition of the shard is idle, and its input holds no committed record at or
+ * after `next`: a partition that looks idle only because its invocations failed for a while has
+ * a backlog, and is not idle, or its records would reach later stages after their watermark.
+ */
+function idleness(log: ShardLog, next: number): (executor: StageExecutor) => Promise<boolean> {
   let backlogged: Promise<boolean> | undefined;
-  const backlog = () => (backlogged ??= next !== null && options.backlog ? options.backlog(next) : Promise.resolve(false));
-  const idle = async (executor: StageExecutor) => executor.isIdle() && !(await backlog());
-  const sourceWatermark = async (executor: StageExecutor) => {
-    const own = executor.pendingWatermark();
-    const { stageWatermark } = options;
-    return stageWatermark !== undefined && stageWatermark > own && (await idle(executor)) ? stageWatermark : own;
-  };
+  const backlog = () => (backlogged ??= log.readAvailable(next, 1).then(({ records }) => records.length > 0));
+  return async (executor) => executor.isIdle() && !(await backlog());
+}
+
+/** Loads the state of the keys not loaded yet; returns how many it read. */
+async function loadKeys(context: RunContext, state: BatchStateBackend, keys: readonly KeyRef[]): Promise<number> {
+  const missing = [...new Map(keys.filter((k) => !state.isLoaded(k)).map((k) => [k.serialized, k])).values()];
+  if (missing.length === 0) return 0;
+  const loaded = await context.batch.store.read(context.claim, missing);
+  for (const key of missing) state.load(key, loaded.get(key.serialized));
+  return missing.length;
+}
+
+/**
+ * Runs the stage over `accepted`, with `rejected` handed to the bad-record policy first: the
+ * records of a key whose state outgrew its item, found by an earlier run of the same batch.
+ */
+async function runStage(context: RunContext, accepted: readonly KafkaRecord[], rejected: readonly { record: KafkaRecord; error: Error }[]): Promise<StageRun> {
+  const { batch, progress, aligned } = context;
+  const { plan, stage, shard, input } = batch;
+  const state = new BatchStateBackend();
+  let keysRead = 0;
+  const formatsReady = prepareFormats(stage, accepted);
+  formatsReady?.catch(() => undefined);
+  if (hasKeyedState(stage)) {
+    const snapshotTimers = (progress.executor?.timers ?? []).filter((t) => t.timestamp <= (progress.executor?.watermark ?? Number.MIN_SAFE_INTEGER));
+    keysRead += await loadKeys(context, state, [...keysOfRecords(plan, stage, accepted), ...snapshotTimers.map((t) => t.key)]);
+  }
+  if (formatsReady) await formatsReady;
+  const executor = new StageExecutor({
+    plan,
+    stage,
+    state,
+    clock: batch.clock,
+    ...(progress.executor ? { snapshot: progress.executor } : {}),
+    ...(batch.maxRecordBytes ? { maxRecordBytes: batch.maxRecordBytes } : {}),
+  });
+  // A partition that never sends a record turns idle after the idleness timeout, counted from its first invocation.
+  if (input.kind === 'source') executor.assignPartitions([shard.shard]);
+  for (const { record, error } of rejected) executor.rejectRecord(record, error);
+  const segments = emissionSegments(accepted, plan.watermarkEmission, stage);
+  for (const [index, segment] of segments.entries()) {
+    executor.processRecords(segment, { holdWatermark: true });
+    if (index === segments.length - 1) break;
+    // An emission point within the batch: the timers it makes due need their keys' state.
+    const emitted = executor.pendingWatermark();
+    keysRead += await loadKeys(context, state, executor.dueTimerKeys(emitted));
+    executor.processWatermark(emitted);
+  }
+  const held = input.kind === 'repartition' ? await inputWatermarkOf(input, progress.heldInputWatermark, aligned.next, executor.currentWatermark()) : undefined;
+  const watermark = held ? Math.max(executor.currentWatermark(), held.applied) : await sourceWatermark(context, executor);
+  keysRead += await loadKeys(context, state, executor.dueTimerKeys(watermark));
+  executor.processWatermark(watermark);
+  executor.advanceProcessingTime();
+  return { state, executor, input: held, keysRead };
+}
+
+/** A source shard's watermark: its own, or its stage's active one once it is idle. */
+async function sourceWatermark(context: RunContext, executor: StageExecutor): Promise<number> {
+  const own = executor.pendingWatermark();
+  const { input } = context.batch;
+  const stageWatermark = input.kind === 'source' ? input.stageWatermark : Number.MIN_SAFE_INTEGER;
+  return stageWatermark > own && (await context.idle(executor)) ? stageWatermark : own;
+}
+
+/** Runs the stage, rejecting the records that would take their key's state past what an item holds. */
+async function runWithinKeyStateLimit(context: RunContext): Promise<StageRun> {
+  const { batch, aligned } = context;
+  const { records } = aligned;
+  const { maxParallelism } = batch.plan;
   const rejected = new Map<KafkaRecord, Error>();
   const without = (dropped: ReadonlySet<KafkaRecord>) => records.filter((record) => !dropped.has(record));
-  /** Runs the stage, rejecting the records that would take their key's state past what an item holds. */
-  const runWithinKeyStateLimit = async () => {
-    let ran = await run(records, []);
-    for (let oversized = oversizedKeyState(ran.state.changes()); oversized; oversized = oversizedKeyState(ran.state.changes())) {
-      const { key, bytes } = oversized;
-      const own = records.filter((record) => !rejected.has(record) && standsFor(record, key, plan.maxParallelism));
-      // Grown by timers alone, it is no record's fault: the shard stops, naming the key.
-      if (own.length === 0) throw new KeyStateTooLargeError(shard, key, bytes);
-      // The longest first part of the key's records that its state holds, by bisection: the
-      // record that would outgrow it and the key's later records in the batch are rejected.
-      let fits = 0;
-      let outgrows = own.length;
-      while (outgrows - fits > 1) {
-        const middle = Math.floor((fits + outgrows) / 2);
-        const trial = await run(without(new Set([...rejected.keys(), ...own.slice(middle)])), []);
-        if (oversizedKeyState(trial.state.changes().filter((change) => change.key.serialized === key.serialized))) outgrows = middle;
-        else fits = middle;
-      }
-      const error = new KeyStateLimitError(bytes);
-      for (const record of own.slice(fits)) rejected.set(record, error);
-      ran = await run(
-        without(new Set(rejected.keys())),
-        [...rejected].map(([record, reason]) => ({ record, error: reason })),
-      );
+  let ran = await runStage(context, records, []);
+  for (let oversized = oversizedKeyState(ran.state.changes()); oversized; oversized = oversizedKeyState(ran.state.changes())) {
+    const { key, bytes } = oversized;
+    const own = records.filter((record) => !rejected.has(record) && standsFor(record, key, maxParallelism));
+    // Grown by timers alone, it is no record's fault: the shard stops, naming the key.
+    if (own.length === 0) throw new KeyStateTooLargeError(batch.shard, key, bytes);
+    // The longest first part of the key's records that its state holds, by bisection: the
+    // record that would outgrow it and the key's later records in the batch are rejected.
+    let fits = 0;
+    let outgrows = own.length;
+    while (outgrows - fits > 1) {
+      const middle = Math.floor((fits + outgrows) / 2);
+      const trial = await runStage(context, without(new Set([...rejected.keys(), ...own.slice(middle)])), []);
+      if (oversizedKeyState(trial.state.changes().filter((change) => change.key.serialized === key.serialized))) outgrows = middle;
+      else fits = middle;
     }
-    return ran;
-  };
-  let ran: Awaited<ReturnType<typeof run>>;
+    const error = new KeyStateLimitError(bytes);
+    for (const record of own.slice(fits)) rejected.set(record, error);
+    ran = await runStage(
+      context,
+      without(new Set(rejected.keys())),
+      [...rejected].map(([record, reason]) => ({ record, error: reason })),
+    );
+  }
+  return ran;
+}
+
+/**
+ * Step 3 of the processor (docs/PROTOCOL.md): loads the state of the batch's keys (and of the
+ * keys whose timers come due), runs the stage, and applies the watermark. A record that fails
+ * under `BadRecordPolicy.fail` makes the batch one that only acknowledges, with the failure
+ * counted, so that the shard stops at the policy's bound.
+ */
+async function runBatch(batch: ShardBatch, claim: ShardClaim, aligned: AlignedInput): Promise<PreparedBatch> {
+  const progress = claimedProgress(claim);
+  const context: RunContext = { batch, claim, progress, aligned, idle: idleness(batch.input.log, aligned.next) };
+  let ran: StageRun;
   try {
-    ran = await runWithinKeyStateLimit();
+    ran = await runWithinKeyStateLimit(context);
   } catch (error) {
     if (!(error instanceof BadRecordError)) throw error;
-    // Each attempt at a failing record is committed (it acknowledges, and changes nothing else),
-    // so that the shard counts them and stops at the policy's bound.
-    return acknowledgeOnly({ failure: failedAgain(progress.failure, error, clock()), error });
+    // Each attempt at a failing record is committed (it acknowledges, and changes nothing else).
+    return acknowledgeOnly(claim, aligned.from, aligned.delivered, { failure: failedAgain(progress.failure, error, batch.clock()), error });
   }
   const { state, executor, input, keysRead } = ran;
-
   const changes = state.changes();
   const outputs = executor.drainOutputs();
-  options.beforeWrite?.({ claim, from: expected, changes, outputs });
-  await store.write(claim, changes);
   const dropped = droppedBy(executor.getMetrics());
   const droppedSoFar = sum(progress.dropped ?? NONE_DROPPED, dropped);
   return {
     claim,
     outputs,
     progress: {
-      offset: next,
+      offset: aligned.next,
       executor: executor.snapshot(),
-      ...(catchUp ? { catchUp } : {}),
+      ...(aligned.catchUp ? { catchUp: true } : {}),
       ...(input?.held ? { heldInputWatermark: input.held } : {}),
       ...(Object.values(droppedSoFar).some((n) => n > 0) ? { dropped: droppedSoFar } : {}),
     },
-    from: expected,
+    from: aligned.from,
     changes,
-    skipped,
-    filled,
+    skipped: aligned.skipped,
+    filled: aligned.filled,
     keysRead,
     keysWritten: changes.length,
-    idle: await idle(executor),
+    idle: await context.idle(executor),
     dropped,
   };
+}
+
+/**
+ * Steps 2 and 3 of the processor for a claim: the batch, run and ready for its state to be
+ * written. A shard that has stopped at a failing record, or a claim that may not process (its
+ * slot busy, its record full: docs/PROTOCOL.md), only acknowledges.
+ */
+export async function prepareBatch(batch: ShardBatch, claim: ShardClaim, delivered: readonly KafkaRecord[], mayProcess: boolean): Promise<PreparedBatch> {
+  const progress = claimedProgress(claim);
+  if (hasStopped(batch.plan, progress.failure)) return acknowledgeOnly(claim, await startOf(batch, progress), delivered.length, { failure: progress.failure });
+  if (!mayProcess) return acknowledgeOnly(claim, await startOf(batch, progress), delivered.length);
+  return runBatch(batch, claim, await alignInput(batch, progress, delivered));
 }

@@ -63,7 +63,6 @@ export const NONE_DROPPED: DroppedRecords = { late: 0, skipped: 0, deadLettered:
 
 export const INITIAL_PROGRESS: ShardProgress = { offset: null, executor: null };
 
-/** The shard's input has a hole between what it processed and what was delivered. */
 /** A pre-committed transaction and the checkpoint whose completion commits it. */
 export interface PendingTransaction {
   readonly handle: TransactionHandle;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import { keyRef, type KeyRef } from '../state/keys.js';
 import type { KeyState, ShardRef, StateChange } from '../state/shard-store.js';
@@ -92,7 +91,7 @@ export async function writeStateDelta(
   level = 0,
 ): Promise<string> {
   const name = level > 0 ? `level${level}` : (delta.epoch ?? 'base');
-  const key = `${shardPath(shard)}/${name}-${randomUUID()}.json`;
+  const key = `${shardPath(shard)}/${name}-${store.uniqueId()}.json`;
   const body: StateDelta = { ...delta, changes: delta.changes.map(({ key: k, state }) => ({ key: k.value, state })) };
   await store.put(key, JSON.stringify(body));
   return key;

@@ -1,10 +1,11 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { checkSnapshotKey, newRequestCounts, type SnapshotStore } from './snapshot-store.js';
+import { checkSnapshotKey, newRequestCounts, randomUniqueId, type SnapshotStore } from './snapshot-store.js';
 
 /** Snapshots in a local folder: for tests and offline runs without S3. */
 export class LocalFolderSnapshotStore implements SnapshotStore {
   readonly requests = newRequestCounts();
+  readonly uniqueId = randomUniqueId;
 
   constructor(private readonly directory: string) {}
 

@@ -1,8 +1,9 @@
-import { checkSnapshotKey, newRequestCounts, type SnapshotStore } from './snapshot-store.js';
+import { checkSnapshotKey, newRequestCounts, randomUniqueId, type SnapshotStore } from './snapshot-store.js';
 
 /** Snapshots in memory: for unit tests and the simulation. */
 export class MemorySnapshotStore implements SnapshotStore {
   readonly requests = newRequestCounts();
+  readonly uniqueId = randomUniqueId;
   private readonly objects = new Map<string, Buffer>();
 
   put(key: string, body: Buffer | string): Promise<void> {

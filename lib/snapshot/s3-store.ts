@@ -7,11 +7,12 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { checkSnapshotKey, newRequestCounts, type SnapshotStore } from './snapshot-store.js';
+import { checkSnapshotKey, newRequestCounts, randomUniqueId, type SnapshotStore } from './snapshot-store.js';
 
 /** Snapshots in an S3 bucket, under a prefix (for example the pipeline's name). */
 export class S3SnapshotStore implements SnapshotStore {
   readonly requests = newRequestCounts();
+  readonly uniqueId = randomUniqueId;
 
   constructor(
     private readonly client: S3Client,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /**
  * Where checkpoints and savepoints are kept: immutable objects under string keys. Sluice
  * never overwrites an object it relies on — every object's key is unique to what wrote it
@@ -13,6 +14,17 @@ export interface SnapshotStore {
   delete(keys: readonly string[]): Promise<void>;
   /** Requests made so far, for the cost metrics. */
   readonly requests: SnapshotRequestCounts;
+  /**
+   * A name part no other object of the store has or will have, for objects written once under
+   * a fresh key (state deltas, merges): random, except in the simulation, whose ids come from
+   * its seed like every other draw.
+   */
+  uniqueId(): string;
+}
+
+/** {@link SnapshotStore.uniqueId} for a real store. */
+export function randomUniqueId(): string {
+  return randomUUID();
 }
 
 export interface SnapshotRequestCounts {

@@ -30,7 +30,7 @@ const REVERTS: readonly Revert[] = [
   },
   {
     fix: 'the held input watermark of a repartition stage',
-    edits: [{ file: 'lib/runtime/shard-batch.ts', find: 'if (!log || next === null) return { applied: offered, held };', replace: 'return { applied: offered, held: undefined };' }],
+    edits: [{ file: 'lib/runtime/shard-batch.ts', find: '  if (waiting && (await log.readThrough(next, waiting.until))) {', replace: '  if (offered > -Infinity) return { applied: offered, held: undefined };\n  if (waiting && (await log.readThrough(next, waiting.until))) {' }],
   },
   {
     // The CI failure of two-stage seed 161: an open transaction ahead of committed records hid them.
@@ -46,7 +46,7 @@ const REVERTS: readonly Revert[] = [
     fix: "idle shards following their stage's active watermark, which stays below their timers",
     restores: true,
     edits: [
-      { file: 'lib/runtime/shard-batch.ts', find: 'stageWatermark > own && (await idle(executor))', replace: 'stageWatermark > own && false' },
+      { file: 'lib/runtime/shard-batch.ts', find: 'stageWatermark > own && (await context.idle(executor))', replace: 'stageWatermark > own && false' },
       { file: 'lib/runtime/coordinator.ts', find: 'if (timer !== undefined) belowTimers.set(', replace: 'if (timer === -1) belowTimers.set(' },
     ],
   },
@@ -63,16 +63,16 @@ const REVERTS: readonly Revert[] = [
   },
   {
     fix: "a rolled-back stage's held committed watermark (hole 3)",
-    edits: [{ file: 'lib/runtime/rollback.ts', find: '  for (const request of requests) {\n    if (request.checkpoint > checkpoint) continue;', replace: '  for (const request of requests.slice(0, 0)) {\n    if (request.checkpoint > checkpoint) continue;' }],
+    edits: [{ file: 'lib/runtime/rollback-requests.ts', find: '  for (const request of requests) {\n    if (request.checkpoint > checkpoint) continue;', replace: '  for (const request of requests.slice(0, 0)) {\n    if (request.checkpoint > checkpoint) continue;' }],
   },
   {
     fix: 'a stale commit run leaving a committed checkpoint alone (hole 1)',
-    edits: [{ file: 'lib/runtime/rollback.ts', find: '    if (current.committed >= lost.checkpoint) return undefined;\n', replace: '' }],
+    edits: [{ file: 'lib/runtime/rollback-requests.ts', find: '    if (current.committed >= lost.checkpoint) return undefined;\n', replace: '' }],
   },
   {
     fix: 'both of hole 1: neither the checkpoint check nor the log',
     edits: [
-      { file: 'lib/runtime/rollback.ts', find: '    if (current.committed >= lost.checkpoint) return undefined;\n', replace: '' },
+      { file: 'lib/runtime/rollback-requests.ts', find: '    if (current.committed >= lost.checkpoint) return undefined;\n', replace: '' },
       { file: 'lib/testing/kafka-twin.ts', find: "if (error instanceof TransactionLostError && committed) return 'already-committed';", replace: '' },
     ],
   },

@@ -63,6 +63,9 @@ const SDK_ATTEMPTS = 6;
  */
 const currentActor = new AsyncLocalStorage<Actor>();
 
+/** The world itself (Lambda's pollers, the operator, the checks): its requests are answered at once, never scheduled. */
+const WORLD: Actor = { id: 0, name: 'world', crashed: false, stalledUntil: 0, durable: true };
+
 export class Scheduler {
   private readonly pending: PendingRequest[] = [];
   private readonly running = new Set<Actor>();
@@ -110,10 +113,20 @@ export class Scheduler {
     return [...this.running].some((actor) => kinds.some((kind) => ofKind(actor, kind)));
   }
 
+  /**
+   * Runs the world's own access to the twins (a poller's read, a check), outside every actor:
+   * its requests are answered at once. Any other request outside an actor is a mistake of the
+   * harness, which would go unscheduled, and throws.
+   */
+  outside<T>(run: () => Promise<T>): Promise<T> {
+    return currentActor.run(WORLD, run);
+  }
+
   /** A request of the current actor: resolves when the scheduler answers it. */
   request(operation: string): Promise<void> {
     const actor = currentActor.getStore();
-    if (!actor) return Promise.resolve();
+    if (!actor) throw new Error(`${operation} was requested outside every actor: run it in Scheduler.spawn, or in Scheduler.outside for the world's own access`);
+    if (actor === WORLD) return Promise.resolve();
     if (actor.crashed) return Promise.reject(new Crash(`#${actor.id} is dead`));
     return new Promise<void>((resolve, reject) => this.pending.push({ actor, operation, resolve, reject }));
   }

@@ -70,7 +70,7 @@ describe('a stale commit function', () => {
 
     // Epoch 2 crashes; epoch 3 (slot 1 again) initialises H1's id, writes, and crashes before its
     // commit, so the shard record still names H1.
-    crashAt = 'claimed-and-state-written';
+    crashAt = 'state-written';
     await expect(deliver(2, 3)).rejects.toBeInstanceOf(Crash);
     crashAt = 'output-written';
     await expect(deliver(2, 3)).rejects.toBeInstanceOf(Crash);

@@ -4,16 +4,49 @@ import { MemoryShardStore } from '../../lib/state/memory-shard-store.js';
 import { MemoryCoordinatorStore, type CoordinatorRecord, type RollbackRequest } from '../../lib/state/coordinator-store.js';
 import type { PackId, PackOptions, StoredPack } from '../../lib/state/packs.js';
 import type { PackCondition, RecordCondition, ShardRecord, ShardRef } from '../../lib/state/shard-store.js';
-import { isRollbackOf } from '../../lib/runtime/rollback.js';
+import { isRollbackOf } from '../../lib/runtime/rollback-requests.js';
+import { runtimeProgressOf } from '../../lib/runtime/shard-record.js';
 import { readManifest, readShardState } from '../../lib/snapshot/checkpoint-state.js';
 import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import type { TwinIo } from '../../lib/testing/kafka-twin.js';
 
+/**
+ * The online checker's findings: what broke an invariant at the write that broke it, checked
+ * after every write of a shard or coordinator record, rather than only at the end of a schedule.
+ */
+export class OnlineChecks {
+  readonly problems: string[] = [];
+
+  /** A shard record's epochs and acknowledgement never go back; a commit records a checkpoint acknowledged no earlier. */
+  shardWritten(shard: ShardRef, before: ShardRecord | undefined, after: ShardRecord): void {
+    if (!before) return;
+    const where = `${shard.stage}/${shard.shard}`;
+    if (after.epoch < before.epoch) this.problems.push(`${where}: epoch went back from ${before.epoch} to ${after.epoch}`);
+    if (after.committedEpoch < before.committedEpoch) this.problems.push(`${where}: committed epoch went back from ${before.committedEpoch} to ${after.committedEpoch}`);
+    const [was, is] = [runtimeProgressOf(before.progress).acknowledged, runtimeProgressOf(after.progress).acknowledged];
+    if (is < was) this.problems.push(`${where}: acknowledged checkpoint went back from ${was} to ${is}`);
+  }
+
+  /** The coordinator's checkpoints never go back, and stay ordered: committed ≤ completed ≤ triggered. */
+  coordinatorWritten(before: CoordinatorRecord, after: CoordinatorRecord): void {
+    const moved = `from ${JSON.stringify(checkpointsOf(before))} to ${JSON.stringify(checkpointsOf(after))}`;
+    if (after.triggered < before.triggered || after.completed < before.completed || after.committed < before.committed) {
+      this.problems.push(`the coordinator record's checkpoints went back ${moved}`);
+    }
+    if (!(after.committed <= after.completed && after.completed <= after.triggered)) this.problems.push(`the coordinator record's checkpoints are out of order ${moved}`);
+  }
+}
+
+function checkpointsOf({ triggered, completed, committed }: CoordinatorRecord) {
+  return { triggered, completed, committed };
+}
+
 export class SimulatedShardStore extends MemoryShardStore {
   constructor(
     private readonly io: TwinIo,
     packing: PackOptions = {},
+    private readonly checks = new OnlineChecks(),
   ) {
     super(packing);
   }
@@ -23,7 +56,12 @@ export class SimulatedShardStore extends MemoryShardStore {
   }
 
   protected override putRecordIf(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean> {
-    return this.io.call('PutItem', () => super.putRecordIf(shard, record, condition));
+    return this.io.call('PutItem', async () => {
+      const before = await super.getRecord(shard);
+      const written = await super.putRecordIf(shard, record, condition);
+      if (written) this.checks.shardWritten(shard, before, record);
+      return written;
+    });
   }
 
   protected override getPacks(shard: ShardRef, ids: readonly PackId[]): Promise<Map<string, StoredPack>> {
@@ -44,7 +82,10 @@ export class SimulatedCoordinatorStore extends MemoryCoordinatorStore {
   /** Called with each rollback request an update adds, as it lands: for the invariants that hold at that moment. */
   onRollbackRequested: (request: RollbackRequest) => Promise<void> = () => Promise.resolve();
 
-  constructor(private readonly io: TwinIo) {
+  constructor(
+    private readonly io: TwinIo,
+    private readonly checks = new OnlineChecks(),
+  ) {
     super();
   }
 
@@ -54,8 +95,10 @@ export class SimulatedCoordinatorStore extends MemoryCoordinatorStore {
 
   override update(record: CoordinatorRecord): Promise<boolean> {
     return this.io.call('PutItem', async () => {
-      const before = (await super.get()).rollbacks ?? [];
+      const current = await super.get();
+      const before = current.rollbacks ?? [];
       if (!(await super.update(record))) return false;
+      this.checks.coordinatorWritten(current, record);
       for (const request of record.rollbacks ?? []) {
         if (!before.some((known) => isRollbackOf(known, request, request.epoch))) await this.onRollbackRequested(request);
       }
@@ -76,6 +119,7 @@ export class SimulatedSnapshotStore extends MemorySnapshotStore {
     list: (prefix) => super.list(prefix),
     delete: (keys) => super.delete(keys),
     requests: this.requests,
+    uniqueId: () => this.uniqueId(),
   };
 
   /** Each rewrite of a manifest that changed what it restores: a checkpoint's manifest means one cut. */
@@ -84,9 +128,14 @@ export class SimulatedSnapshotStore extends MemorySnapshotStore {
   constructor(
     private readonly io: TwinIo,
     private readonly maxParallelism: number,
+    /** The schedule's stream of ids, so that a seed fixes every object's key too. */
+    private readonly ids: () => number,
   ) {
     super();
   }
+
+  override readonly uniqueId = (): string =>
+    Array.from({ length: 4 }, () => Math.floor(this.ids() * 2 ** 32).toString(16).padStart(8, '0')).join('-');
 
   override put(key: string, body: Buffer | string): Promise<void> {
     return this.io.call('PutObject', async () => {

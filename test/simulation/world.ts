@@ -20,7 +20,7 @@ import {
   SavepointNotReadyError,
   writeSavepoint,
 } from '../../lib/runtime/savepoints.js';
-import { rollbacksPending } from '../../lib/runtime/rollback.js';
+import { rollbacksPending } from '../../lib/runtime/rollback-requests.js';
 import { checkpointManifestKey, readManifest, readShardState, sameShard } from '../../lib/snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import type { CoordinatorRecord } from '../../lib/state/coordinator-store.js';
@@ -30,7 +30,7 @@ import { closingOrders, closingOrdersOnEveryPartition, generateOrders, seededRan
 import { orderTotalsPipeline, type Total } from '../helpers/pipelines.js';
 import { Crash, Scheduler, ServiceUnavailable, type FaultRates } from './scheduler.js';
 import type { PackOptions } from '../../lib/state/packs.js';
-import { SimulatedCoordinatorStore, SimulatedShardStore, SimulatedSnapshotStore } from './stores.js';
+import { OnlineChecks, SimulatedCoordinatorStore, SimulatedShardStore, SimulatedSnapshotStore } from './stores.js';
 
 /** Everything a schedule draws from its seed; a replay with the same values runs the same interleaving. */
 export interface ScheduleConfig {
@@ -227,8 +227,9 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   const name = `sim-${config.seed}`;
   const input = `${name}-orders`;
   const kafka = new KafkaTwin({ clock: sim.clock, io: sim.io('kafka'), maxProducerEpoch: config.maxProducerEpoch });
-  const store = new SimulatedShardStore(sim.io('dynamodb'), config.packing);
-  const coordinatorStore = new SimulatedCoordinatorStore(sim.io('dynamodb'));
+  const checks = new OnlineChecks();
+  const store = new SimulatedShardStore(sim.io('dynamodb'), config.packing, checks);
+  const coordinatorStore = new SimulatedCoordinatorStore(sim.io('dynamodb'), checks);
   const plan = planPipeline(
     orderTotalsPipeline({
       name,
@@ -241,7 +242,8 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
       outputCommit: config.outputCommit,
     }),
   );
-  const snapshots = new SimulatedSnapshotStore(sim.io('s3'), plan.maxParallelism);
+  // Object ids from a stream of their own, so that they change no other draw.
+  const snapshots = new SimulatedSnapshotStore(sim.io('s3'), plan.maxParallelism, seededRandom(config.seed * 8_111 + 5));
   kafka.createTopic(input, config.partitions);
   kafka.createTopic(`${name}-out`, OUTPUT_PARTITIONS);
   for (const stage of plan.stages) if (stage.input.kind === 'repartition') kafka.createTopic(stage.input.topic, stage.input.partitions);
@@ -279,7 +281,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
       return Promise.resolve();
     },
   });
-  let shards = await listShards(plan, kafka.admin);
+  let shards = await sim.outside(() => listShards(plan, kafka.admin));
   const mappingOf = (target: ShardTarget): Mapping => ({ target, position: 0, inFlight: undefined, nextPollAt: sim.now, failures: 0 });
   let mappings: Mapping[] = shards.map(mappingOf);
   const counts = { ...sim.counts, invocations: 0, rollbacks: 0, checkpoints: 0, rests: 0, outages: 0, restores: 0, nestedAborts: 0, errors: {} as Record<string, number> };
@@ -317,7 +319,8 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
 
   const deliver = async (mapping: Mapping) => {
     const { target } = mapping;
-    const poll = await kafka.reader.readAvailable(target.topic, target.partition, mapping.position, config.maxBatch);
+    // Lambda's poller reads the log as the world, not as an actor the scheduler answers.
+    const poll = await sim.outside(() => kafka.reader.readAvailable(target.topic, target.partition, mapping.position, config.maxBatch));
     if (poll.records.length === 0) return;
     let records = poll.records;
     // Lambda's poller may cut a batch where it likes: the processor fills the gap from the log.
@@ -449,7 +452,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     if (kafka.openTransactions().length > 0) return false;
     for (const { target } of mappings) {
       const progress = runtimeProgressOf((await store.inspect(shardRefOf(plan, target)))?.progress);
-      const left = await kafka.reader.readAvailable(target.topic, target.partition, progress.offset ?? 0, 1);
+      const left = await sim.outside(() => kafka.reader.readAvailable(target.topic, target.partition, progress.offset ?? 0, 1));
       if (left.records.length > 0) return false;
     }
     return true;
@@ -612,7 +615,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
     const overdue = (progress.executor?.timers ?? []).filter((timer) => timer.domain === 'event' && timer.timestamp <= watermark);
     if (overdue.length > 0) problems.push(`${where}: ${overdue.length} timers at or below the watermark never fired`);
   }
-  problems.push(...snapshots.rewrites);
+  problems.push(...checks.problems, ...snapshots.rewrites);
   problems.push(...(await restoreProblems(plan, record.committed, store, snapshots.unscheduled, shards)));
   if (plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE) problems.push('the pipeline is not EXACTLY_ONCE');
   await processor.close();

@@ -23,7 +23,7 @@ import type { KafkaRecord } from '../../../lib/kafka/records.js';
 import { startDynamoDbEmulator, type Emulator } from '../../../lib/offline/emulators.js';
 import type { Stage } from '../../../lib/plan/plan.js';
 import { planPipeline } from '../../../lib/plan/planner.js';
-import { OffsetGapError, prepareShardBatch } from '../../../lib/runtime/shard-batch.js';
+import { prepareStatePathBatch as prepareShardBatch } from '../../../lib/testing/state-path.js';
 import { hasStopped } from '../../../lib/runtime/shard-record.js';
 import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
@@ -85,10 +85,7 @@ async function run(store: ShardStore, logs: KafkaRecord[][], seedValue: number):
   };
   for (const [partition, log] of logs.entries()) {
     const shard = { stage: 'stage-1', shard: partition };
-    const readGap = (from: number, to: number) => Promise.resolve(log.slice(from, to));
-    const startingOffset = () => Promise.resolve(0);
-    const prepare = (records: KafkaRecord[]) =>
-      prepareShardBatch({ plan, stage, store, shard, records, clock, readGap, startingOffset });
+    const prepare = (records: KafkaRecord[]) => prepareShardBatch({ plan, stage, store, shard, records, clock, log, startingOffset: 0 });
     const attempt = async (records: KafkaRecord[]) => {
       const batch = await prepare(records);
       await store.commit(batch.claim, batch.progress);
@@ -205,15 +202,16 @@ describe('the processor’s state path', () => {
     }
   });
 
-  it('refuses a gap it cannot fill', async () => {
+  it('fills a gap between its position and the delivered records from the log', async () => {
     const store = new MemoryShardStore();
     const shard = { stage: 'stage-1', shard: 0 };
     const log = logs[0] ?? [];
-    const first = await prepareShardBatch({ plan, stage, store, shard, records: log.slice(0, 10), clock: () => 0 });
+    const first = await prepareShardBatch({ plan, stage, store, shard, records: log.slice(0, 10), clock: () => 0, log });
     await store.commit(first.claim, first.progress);
-    await expect(
-      prepareShardBatch({ plan, stage, store, shard, records: log.slice(15, 20), clock: () => 0 }),
-    ).rejects.toThrow(new OffsetGapError(shard, 10, 15).message);
+    const second = await prepareShardBatch({ plan, stage, store, shard, records: log.slice(15, 20), clock: () => 0, log });
+    expect(second.from).toBe(10);
+    expect(second.filled).toBe(5);
+    expect(second.progress.offset).toBe(20);
   });
 
   it('loads the state of a key that the record key spells as JSON (a number), across batches', async () => {
@@ -351,7 +349,7 @@ describe('the processor’s state path', () => {
       const shard = { stage: notesStage.id, shard: 0 };
       let now = 1_000;
       const attempt = async (records: readonly KafkaRecord[]) => {
-        const prepared = await prepareShardBatch({ plan: notes, stage: notesStage, store, shard, records, clock: () => now, startingOffset: () => Promise.resolve(0) });
+        const prepared = await prepareShardBatch({ plan: notes, stage: notesStage, store, shard, records, clock: () => now, startingOffset: 0 });
         await store.commit(prepared.claim, prepared.progress);
         now += 1_000;
         return prepared;

@@ -2,6 +2,7 @@
 // offline and cli use the runtime, never the other way round.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { RELATIVE_IMPORT } from '../../simulation/ledger.js';
 
@@ -54,5 +55,36 @@ describe('lib', () => {
   // DataStream and ConnectedStreams name each other, as Flink's do: lib/api alone may.
   it('has no import circle outside lib/api', () => {
     expect(cycles(importGraph()).filter((cycle) => !cycle.every((file) => file.startsWith('api/'))).map((cycle) => cycle.join(' → '))).toEqual([]);
+  });
+});
+
+/** Each function of a module with a body, by the name it is declared or assigned under, and its length in lines. */
+function functionLengths(file: string): { name: string; lines: number }[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const lengths: { name: string; lines: number }[] = [];
+  const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line;
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const named = node.name ?? (ts.isVariableDeclaration(node.parent) || ts.isPropertyAssignment(node.parent) ? node.parent.name : undefined);
+      lengths.push({ name: `${relative(LIB, file)}: ${named?.getText(source) ?? 'an anonymous function'}`, lines: lineOf(node.getEnd()) - lineOf(node.getStart(source)) + 1 });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return lengths;
+}
+
+describe('lib/runtime reads as its protocol', () => {
+  const lengths = readdirSync(RUNTIME)
+    .filter((file) => file.endsWith('.ts'))
+    .flatMap((file) => functionLengths(join(RUNTIME, file)));
+
+  it('has no function longer than 80 lines', () => {
+    expect(lengths.filter(({ lines }) => lines > 80).map(({ name, lines }) => `${name}: ${lines} lines`)).toEqual([]);
+  });
+
+  it("keeps processShard to its steps, in 60 lines or fewer", () => {
+    const processShard = lengths.find(({ name }) => name.endsWith('processor.ts: processShard'));
+    expect(processShard?.lines).toBeLessThanOrEqual(60);
   });
 });

@@ -1,0 +1,67 @@
+// What a batch records in its shard's commit (the processor's step 7, docs/PROTOCOL.md): a pure
+// function of what the batch found and did, so that each rule is stated once and tested from a
+// table (test/unit/runtime/batch-progress.test.ts).
+import type { TransactionHandle } from '../kafka/transaction-handle.js';
+import type { ShardRef } from '../state/shard-store.js';
+import { invariant } from './invariants.js';
+import { earliestEventTimer } from './stage-executor.js';
+import type { PendingTransaction, RuntimeProgress, ShardProgress } from './shard-record.js';
+
+/** What one batch of a shard found and did, for its commit. */
+export interface BatchOutcome {
+  readonly shard: ShardRef;
+  /** The shard record's progress as the batch claimed it. */
+  readonly claimed: RuntimeProgress;
+  /** The claim's epoch. */
+  readonly epoch: number;
+  /** The last committed checkpoint, from the coordinator record read at the batch's start: what it covers is dropped. */
+  readonly committed: number;
+  /** The latest checkpoint triggered, as the batch last read it. */
+  readonly triggered: number;
+  /** The shard's position, executor and flags after the batch. */
+  readonly processed: ShardProgress;
+  /** Every source partition of the shard is idle after the batch. */
+  readonly idle: boolean;
+  /** The shard's transactions that no committed checkpoint covers, as step 5a left them (marked committed or not). */
+  readonly pending: readonly PendingTransaction[];
+  /** This batch's pre-committed EXACTLY_ONCE transaction. */
+  readonly transaction: TransactionHandle | undefined;
+  /** The key of this batch's state delta object. */
+  readonly delta: string | undefined;
+}
+
+/**
+ * The progress a batch commits. It acknowledges the latest triggered checkpoint (never one
+ * before what the shard acknowledged), recording its position, watermark and idleness at it;
+ * its transaction and delta are covered by that checkpoint if the batch acknowledges it now,
+ * else by the next one; handles and deltas that a committed checkpoint covers are dropped.
+ */
+export function batchProgress(outcome: BatchOutcome): RuntimeProgress {
+  const { claimed, processed, epoch, committed } = outcome;
+  const acknowledged = Math.max(claimed.acknowledged, outcome.triggered);
+  const acknowledging = acknowledged > claimed.acknowledged;
+  // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
+  const covering = acknowledging ? acknowledged : acknowledged + 1;
+  invariant(covering > committed, () => `${where(outcome)}: its output would be covered by checkpoint ${covering}, not after the committed ${committed}`);
+  const deltas = claimed.deltas.filter((d) => d.checkpoint > committed);
+  if (outcome.delta !== undefined) deltas.push({ epoch, checkpoint: covering, object: outcome.delta });
+  const pending = outcome.transaction ? [...outcome.pending, { handle: outcome.transaction, checkpoint: covering, epoch }] : [...outcome.pending];
+  for (const [index, transaction] of pending.entries()) {
+    const before = pending[index - 1];
+    invariant(before === undefined || before.epoch < transaction.epoch, () => `${where(outcome)}: pending epochs ${pending.map((p) => p.epoch).join(', ')} do not increase`);
+  }
+  return {
+    ...processed,
+    pending,
+    acknowledged,
+    acknowledgedWatermark: acknowledging ? (processed.executor?.watermark ?? Number.MIN_SAFE_INTEGER) : claimed.acknowledgedWatermark,
+    acknowledgedIdle: acknowledging ? outcome.idle : claimed.acknowledgedIdle === true,
+    acknowledgedNextTimer: acknowledging ? (outcome.idle ? earliestEventTimer(processed.executor) : undefined) : claimed.acknowledgedNextTimer,
+    deltas,
+    position: acknowledging ? { checkpoint: acknowledged, offset: processed.offset, executor: processed.executor } : claimed.position,
+  };
+}
+
+function where({ shard, epoch }: BatchOutcome): string {
+  return `shard ${shard.stage}/${shard.shard}, epoch ${epoch}`;
+}
