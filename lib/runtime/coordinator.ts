@@ -9,7 +9,7 @@
 // `completed > committed`. A stale copy can write a manifest of the cut it read while the record
 // was unchanged; it cannot mark anything, since every mark is conditional on the record's version.
 import type { Plan } from '../plan/plan.js';
-import { nextCheckpointDueAt, type CoordinatorRecord, type CoordinatorStore } from '../state/coordinator-store.js';
+import type { CoordinatorRecord, CoordinatorStore } from '../state/coordinator-store.js';
 import type { ShardStore } from '../state/shard-store.js';
 import {
   baseManifest,
@@ -22,10 +22,10 @@ import {
   type ManifestShard,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
-import { rollbacksPending, rollbackToStart } from './rollback-requests.js';
+import { decideInFlight, decideNext, shardsToTick } from './coordinator-decision.js';
 import { invariant } from './invariants.js';
 import { runtimeProgressOf, shardRefOf, type RuntimeProgress, type ShardTarget } from './shard-record.js';
-import { hasUncommittedWork, RESTING_CHECKPOINTS, restingState, wakeCoordinator, type CoordinatorSchedule } from './quiescence.js';
+import { hasUncommittedWork, restingState, wakeCoordinator, type CoordinatorSchedule } from './quiescence.js';
 
 export interface CoordinatorOptions {
   readonly plan: Plan;
@@ -49,6 +49,11 @@ export interface CoordinatorOptions {
 }
 
 export type CoordinatorOutcome = 'triggered' | 'completed' | 'waiting' | 'abandoned' | 'idle' | 'asleep';
+
+export interface CoordinatorRun {
+  readonly outcome: CoordinatorOutcome;
+  readonly record: CoordinatorRecord;
+}
 
 async function progressOf(options: CoordinatorOptions, target: ShardTarget): Promise<RuntimeProgress | undefined> {
   const record = await options.store.peek(shardRefOf(options.plan, target));
@@ -108,114 +113,63 @@ async function writeCheckpointManifest(
   });
 }
 
-/**
- * Each stage's watermarks at the checkpoint. Its active watermark is the minimum over its
- * shards' acknowledged watermarks, leaving out idle shards (as Flink leaves out idle splits); a
- * stage whose shards are all idle passes on the highest watermark they reached, never going
- * back. Its idle shards follow that one and fire their timers by it, a checkpoint later, so its
- * completed watermark, the one later stages see, stays below each idle shard's earliest timer.
- */
-function stageWatermarks(
-  progress: ReadonlyMap<ShardTarget, RuntimeProgress | undefined>,
-  before: CoordinatorRecord,
-): { activeWatermarks: Record<string, number>; completedWatermarks: Record<string, number> } {
-  const active = new Map<string, number>();
-  const idle = new Map<string, number>();
-  const belowTimers = new Map<string, number>();
-  for (const [target, shardProgress] of progress) {
-    const watermark = shardProgress?.acknowledgedWatermark ?? Number.MIN_SAFE_INTEGER;
-    if (shardProgress?.acknowledgedIdle !== true) {
-      active.set(target.stageId, Math.min(active.get(target.stageId) ?? Number.MAX_SAFE_INTEGER, watermark));
-      continue;
-    }
-    idle.set(target.stageId, Math.max(idle.get(target.stageId) ?? Number.MIN_SAFE_INTEGER, watermark));
-    const timer = shardProgress.acknowledgedNextTimer;
-    if (timer !== undefined) belowTimers.set(target.stageId, Math.min(belowTimers.get(target.stageId) ?? Number.MAX_SAFE_INTEGER, timer - 1));
-  }
-  const activeWatermarks: Record<string, number> = {};
-  for (const [stageId, watermark] of idle) {
-    const previous = before.activeWatermarks?.[stageId] ?? before.completedWatermarks[stageId] ?? Number.MIN_SAFE_INTEGER;
-    activeWatermarks[stageId] = Math.max(previous, watermark);
-  }
-  for (const [stageId, watermark] of active) activeWatermarks[stageId] = watermark;
-  const completedWatermarks = { ...activeWatermarks };
-  for (const [stageId, bound] of belowTimers) completedWatermarks[stageId] = Math.min(activeWatermarks[stageId] ?? bound, bound);
-  return { activeWatermarks, completedWatermarks };
-}
-
 function checkpointsOf({ triggered, completed, committed }: CoordinatorRecord): string {
   return `triggered ${triggered}, completed ${completed}, committed ${committed}`;
+}
+
+/** Writes `next` over `record`, which it read: the checkpoints never go back, and stay ordered. */
+async function save(options: CoordinatorOptions, record: CoordinatorRecord, next: CoordinatorRecord, outcome: CoordinatorOutcome): Promise<CoordinatorRun> {
+  invariant(
+    next.triggered >= record.triggered && next.completed >= record.completed && next.committed <= next.completed && next.completed <= next.triggered,
+    () => `the coordinator would move its checkpoints from ${checkpointsOf(record)} to ${checkpointsOf(next)}`,
+  );
+  const { coordinator } = options;
+  return (await coordinator.update(next)) ? { outcome, record: next } : { outcome: 'waiting', record: await coordinator.get() };
 }
 
 /**
  * One scheduled run of the coordinator (docs/PROTOCOL.md). With a checkpoint in flight it
  * ticks the shards that have not acknowledged it yet and completes it once all have, or
  * abandons it after the checkpoint timeout (the next one covers its output); otherwise it
- * triggers the next checkpoint when the interval and the minimum pause have passed.
+ * triggers the next checkpoint when the interval and the minimum pause have passed, or rests.
+ * What it decides, coordinator-decision.ts decides from what this reads.
  */
-export async function runCoordinator(options: CoordinatorOptions): Promise<{ outcome: CoordinatorOutcome; record: CoordinatorRecord }> {
-  const { plan, coordinator } = options;
+export async function runCoordinator(options: CoordinatorOptions): Promise<CoordinatorRun> {
   const now = (options.clock ?? Date.now)();
-  const record = await coordinator.get();
-  const save = async (next: CoordinatorRecord, outcome: CoordinatorOutcome) => {
-    invariant(
-      next.triggered >= record.triggered && next.completed >= record.completed && next.committed <= next.completed && next.completed <= next.triggered,
-      () => `the coordinator would move its checkpoints from ${checkpointsOf(record)} to ${checkpointsOf(next)}`,
-    );
-    return (await coordinator.update(next)) ? { outcome, record: next } : { outcome: 'waiting' as const, record: await coordinator.get() };
-  };
+  const record = await options.coordinator.get();
   if (record.asleep) return restOrWake(options, record);
-
-  if (record.triggered > record.completed) {
-    // Each shard record is read once, and read again only for shards that had to be ticked.
-    const progress = await progressOfAll(options);
-    // A shard with a rollback to do is ticked too: its next invocation does it.
-    const lagging = (targets: readonly ShardTarget[]) =>
-      targets.filter((target) => (progress.get(target)?.acknowledged ?? 0) < record.triggered || rollbackToStart(record, target, now));
-    const ticking = options.tickAfterMs === undefined || now - record.triggeredAt >= options.tickAfterMs;
-    const ticked = ticking ? lagging(options.shards) : options.shards.filter((target) => rollbackToStart(record, target, now));
-    for (const target of ticked) {
-      await options.tick(target);
-      progress.set(target, await progressOf(options, target));
-    }
-    // A checkpoint completes only after its predecessor committed and every requested rollback
-    // is done: a rolled-back shard must not end up in a manifest built from its state before.
-    if (lagging(options.shards).length === 0 && record.committed === record.completed && !rollbacksPending(record)) {
-      const { activeWatermarks, completedWatermarks } = stageWatermarks(progress, record);
-      const { snapshots } = options;
-      if (snapshots) {
-        // The manifest this one builds on is complete and committed, so it is read beside the confirmation.
-        const previous = baseManifest(snapshots, record.completed);
-        previous.catch(() => undefined);
-        // The manifest's key is fixed, so a stale run must never write it from shard records read
-        // after the checkpoint moved on (committed, its deltas dropped). Confirming the record
-        // unchanged after those reads makes any write of this manifest, however late it lands,
-        // one of the same cut.
-        const confirmed = await coordinator.get();
-        if (confirmed.version !== record.version) return { outcome: 'waiting', record: confirmed };
-        await writeCheckpointManifest({ ...options, snapshots }, record, await previous, progress, completedWatermarks, now);
-      }
-      const state = restingState(plan, progress, completedWatermarks);
-      const resting = state === undefined ? undefined : { state, checkpoints: record.resting?.state === state ? record.resting.checkpoints + 1 : 1 };
-      const { resting: _previous, ...rest } = record;
-      return save(
-        { ...rest, completed: record.triggered, completedAt: now, completedWatermarks, activeWatermarks, ...(resting ? { resting } : {}) },
-        'completed',
-      );
-    }
-    if (now - record.triggeredAt > plan.checkpointing.timeoutMs) {
-      return save({ ...record, triggered: record.triggered + 1, triggeredAt: now }, 'abandoned');
-    }
-    return { outcome: 'waiting', record };
-  }
+  if (record.triggered > record.completed) return runInFlight(options, record, now);
   // A rollback waits for no checkpoint: the shard's invocation does it now.
-  for (const target of options.shards) if (rollbackToStart(record, target, now)) await options.tick(target);
-  if (plan.checkpointing.intervalMs <= 0) return { outcome: 'idle', record };
-  if (record.triggered > 0 && now < nextCheckpointDueAt(record, plan.checkpointing)) return { outcome: 'idle', record };
-  if ((record.resting?.checkpoints ?? 0) >= RESTING_CHECKPOINTS && record.committed === record.completed && !rollbacksPending(record)) {
-    return goToRest(options, record);
+  for (const target of shardsToTick(record, new Map(), options.shards, now)) await options.tick(target);
+  const next = decideNext(options.plan, record, now);
+  if (next.kind === 'rest') return goToRest(options, record);
+  return next.kind === 'trigger' ? save(options, record, next.record, 'triggered') : { outcome: 'idle', record };
+}
+
+/** A run with a checkpoint in flight: ticks the shards that must be, then completes it, abandons it or waits. */
+async function runInFlight(options: CoordinatorOptions, record: CoordinatorRecord, now: number): Promise<CoordinatorRun> {
+  // Each shard record is read once, and read again only for shards that had to be ticked.
+  const progress = await progressOfAll(options);
+  for (const target of shardsToTick(record, progress, options.shards, now, options.tickAfterMs)) {
+    await options.tick(target);
+    progress.set(target, await progressOf(options, target));
   }
-  return save({ ...record, triggered: record.triggered + 1, triggeredAt: now }, 'triggered');
+  const decision = decideInFlight(options.plan, record, progress, options.shards, now);
+  if (decision.kind === 'wait') return { outcome: 'waiting', record };
+  const { snapshots } = options;
+  if (decision.kind === 'complete' && snapshots) {
+    // The manifest this one builds on is complete and committed, so it is read beside the confirmation.
+    const previous = baseManifest(snapshots, record.completed);
+    previous.catch(() => undefined);
+    // The manifest's key is fixed, so a stale run must never write it from shard records read
+    // after the checkpoint moved on (committed, its deltas dropped). Confirming the record
+    // unchanged after those reads makes any write of this manifest, however late it lands,
+    // one of the same cut.
+    const confirmed = await options.coordinator.get();
+    if (confirmed.version !== record.version) return { outcome: 'waiting', record: confirmed };
+    await writeCheckpointManifest({ ...options, snapshots }, record, await previous, progress, decision.record.completedWatermarks, now);
+  }
+  return save(options, record, decision.record, decision.kind === 'complete' ? 'completed' : 'abandoned');
 }
 
 /**
@@ -225,7 +179,7 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<{ out
  * looks at the coordinator record: so a shard that moved before that look keeps the
  * coordinator awake, and one that moves after it finds the coordinator resting and calls it.
  */
-async function goToRest(options: CoordinatorOptions, record: CoordinatorRecord): Promise<{ outcome: CoordinatorOutcome; record: CoordinatorRecord }> {
+async function goToRest(options: CoordinatorOptions, record: CoordinatorRecord): Promise<CoordinatorRun> {
   const asleep: CoordinatorRecord = { ...record, asleep: true };
   if (!(await options.coordinator.update(asleep))) return { outcome: 'waiting', record: await options.coordinator.get() };
   return restOrWake(options, { ...asleep, version: asleep.version + 1 });
@@ -239,7 +193,7 @@ async function goToRest(options: CoordinatorOptions, record: CoordinatorRecord):
  * changed, it wakes, turns its schedule on and runs as an awake coordinator does: the input
  * that called it is checkpointed at once.
  */
-async function restOrWake(options: CoordinatorOptions, record: CoordinatorRecord): Promise<{ outcome: CoordinatorOutcome; record: CoordinatorRecord }> {
+async function restOrWake(options: CoordinatorOptions, record: CoordinatorRecord): Promise<CoordinatorRun> {
   const { plan, coordinator, schedule } = options;
   const progress = await progressOfAll(options);
   if (restingState(plan, progress, record.completedWatermarks) === record.resting?.state && !hasUncommittedWork(progress, record.committed)) {

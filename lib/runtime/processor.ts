@@ -20,6 +20,7 @@ import { mayRestBeforeCommitSeen } from './quiescence.js';
 import { batchProgress } from './batch-progress.js';
 import {
   claimedProgress,
+  DEFAULT_MAX_CATCH_UP_RECORDS,
   keysOfRecords,
   prepareBatch,
   type PreparedBatch,
@@ -84,6 +85,8 @@ export interface ProcessorOptions {
    * committed. Default 64.
    */
   readonly transactionPoolSize?: number;
+  /** Internal limits: the defaults suit production; the simulation draws small ones, to exercise their edges. */
+  readonly limits?: Partial<ProcessorLimits>;
   /** Called at each step boundary; a test throws from it to crash the invocation there. */
   readonly onStep?: (step: ProcessorStep, shard: ShardRef) => void;
   /**
@@ -142,11 +145,21 @@ export class FailedAttemptError extends Error {
 const DEFAULT_POOL_SIZE = 64;
 /** How many lingering transactional ids an invocation initialises at once. */
 const SWEEP_CONCURRENCY = 16;
-/**
- * The most deltas a shard record holds while no checkpoint commits them (a checkpoint stalled
- * behind a rollback, say): a few hundred bytes each, well inside DynamoDB's 400 KB item.
- */
-const MAX_UNCOMMITTED_DELTAS = 256;
+
+/** The processor's internal limits (see {@link ProcessorOptions.limits}). */
+export interface ProcessorLimits {
+  /** How many lingering transactional ids an invocation initialises at once. */
+  readonly sweepConcurrency: number;
+  /**
+   * The most deltas a shard record holds while no checkpoint commits them (a checkpoint stalled
+   * behind a rollback, say): a few hundred bytes each, well inside DynamoDB's 400 KB item.
+   */
+  readonly maxUncommittedDeltas: number;
+  /** The most a tick reads to catch a rolled-back shard up with its log. */
+  readonly maxCatchUpRecords: number;
+}
+
+const DEFAULT_LIMITS: ProcessorLimits = { sweepConcurrency: SWEEP_CONCURRENCY, maxUncommittedDeltas: 256, maxCatchUpRecords: DEFAULT_MAX_CATCH_UP_RECORDS };
 /** How many of its own per-batch commits a container remembers; one forgotten costs a describe of its id. */
 const MAX_REMEMBERED_COMMITS = 4_096;
 
@@ -166,7 +179,8 @@ export class Processor {
   private readonly writers = new Map<DeliveryGuarantee, RecordWriter>();
   private readonly clock: () => number;
   private readonly poolSize: number;
-  private readonly limits: OutputLimits;
+  private readonly outputLimits: OutputLimits;
+  private readonly limits: ProcessorLimits;
   /**
    * With per-batch output commit, the transactions this container committed whose handles
    * its shards' records still hold: the next invocation drops them without asking the broker.
@@ -176,7 +190,8 @@ export class Processor {
   constructor(private readonly options: ProcessorOptions) {
     this.clock = options.clock ?? Date.now;
     this.poolSize = options.transactionPoolSize ?? DEFAULT_POOL_SIZE;
-    this.limits = new OutputLimits(options.kafka.admin, options.wallClock ?? Date.now);
+    this.outputLimits = new OutputLimits(options.kafka.admin, options.wallClock ?? Date.now);
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
   }
 
   private stage(stageId: string): Stage {
@@ -266,7 +281,7 @@ export class Processor {
       await claiming.catch(() => undefined);
       return { kind: 'rollback', request, checkpoints };
     }
-    await this.limits.prepare(outputTopicsOf(plan, stage));
+    await this.outputLimits.prepare(outputTopicsOf(plan, stage));
     return { kind: 'claimed', claim: await claiming, checkpoints };
   }
 
@@ -302,7 +317,7 @@ export class Processor {
             },
             stageWatermark: checkpoints.activeWatermarks?.[stageId] ?? Number.MIN_SAFE_INTEGER,
           };
-    return { plan, stage, store, shard, input, clock: this.clock, maxRecordBytes: (outputTopic) => this.limits.maxRecordBytes(outputTopic) };
+    return { plan, stage, store, shard, input, clock: this.clock, maxRecordBytes: (outputTopic) => this.outputLimits.maxRecordBytes(outputTopic), maxCatchUpRecords: this.limits.maxCatchUpRecords };
   }
 
   /**
@@ -313,7 +328,7 @@ export class Processor {
    */
   private mayProcess({ plan, stage, shard }: ShardBatch, claim: ShardClaim, checkpoints: CoordinatorRecord): boolean {
     return (
-      uncommittedDeltas(claim.progress, checkpoints.committed).length < MAX_UNCOMMITTED_DELTAS &&
+      uncommittedDeltas(claim.progress, checkpoints.committed).length < this.limits.maxUncommittedDeltas &&
       (plan.internalGuarantee !== DeliveryGuarantee.EXACTLY_ONCE ||
         !uncommittedPending(claim.progress, checkpoints.committed).some(
           (p) => !this.knownCommitted(p) && p.handle.transactionalId === this.transactionalId(stage, shard, claim.epoch),
@@ -506,7 +521,7 @@ export class Processor {
     epoch: number,
   ): Promise<TransactionHandle | undefined> {
     const { outputs, from } = prepared;
-    await this.limits.checkTimestamps([...[...outputs.sinks.values()].flat(), ...outputs.deadLetters], `${stage.id}'s batch of ${topicOf(stage, shard)}/${shard.shard} from offset ${from}`);
+    await this.outputLimits.checkTimestamps([...[...outputs.sinks.values()].flat(), ...outputs.deadLetters], `${stage.id}'s batch of ${topicOf(stage, shard)}/${shard.shard} from offset ${from}`);
     try {
       return await this.writeByGuarantee(stage, shard, byGuarantee, epoch);
     } catch (error) {
@@ -626,9 +641,10 @@ export class Processor {
    * fenced it, so that no attempt ever committed (found by the simulation).
    */
   private async initialise(stage: Stage, transactionalIds: readonly string[]): Promise<void> {
-    for (let start = 0; start < transactionalIds.length; start += SWEEP_CONCURRENCY) {
+    const { sweepConcurrency } = this.limits;
+    for (let start = 0; start < transactionalIds.length; start += sweepConcurrency) {
       await Promise.all(
-        transactionalIds.slice(start, start + SWEEP_CONCURRENCY).map(async (transactionalId) => {
+        transactionalIds.slice(start, start + sweepConcurrency).map(async (transactionalId) => {
           const writer = await this.options.kafka.beginTransaction({ transactionalId, transactionTimeoutMs: this.transactionTimeoutMs(stage) });
           await writer.close();
         }),

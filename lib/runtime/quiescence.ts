@@ -1,3 +1,16 @@
+// At rest (docs/PROTOCOL.md, "At rest"): when checkpoints find the pipeline unchanged with
+// nothing left to commit, the coordinator stops triggering them and turns its own schedule off,
+// so that an idle pipeline costs nothing; a batch that takes input after that wakes it. This
+// module holds the rules every actor shares: when the state counts as unchanged, when a batch
+// must look at the coordinator record after its commit, and how anyone wakes the coordinator.
+// The coordinator's own transitions (going to rest, a resting run) are in coordinator.ts.
+//
+// Crash rows: a coordinator that dies after recording that it rests, before turning its schedule
+// off, runs again on schedule and finds itself resting (a resting run); one that dies after
+// turning it off with a shard moved since is woken by that shard's batch, which reads the record
+// after its commit. A stale copy can turn the schedule off or on again (both idempotent, and a
+// resting run reads the record again after pausing); it cannot rest over a shard that moved,
+// since it records the rest before it looks at the shards.
 import type { Plan } from '../plan/plan.js';
 import type { CoordinatorRecord, CoordinatorStore } from '../state/coordinator-store.js';
 import type { ShardTarget } from './shard-record.js';

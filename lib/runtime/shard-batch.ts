@@ -88,10 +88,12 @@ export interface ShardBatch {
   readonly clock: () => number;
   /** The largest record each output topic takes (see {@link StageExecutorOptions.maxRecordBytes}); default the executor's. */
   readonly maxRecordBytes?: (topic: string) => number;
+  /** The most a catch-up tick reads ({@link ShardProgress.catchUp}). */
+  readonly maxCatchUpRecords: number;
 }
 
-/** The most a tick reads to catch a rolled-back shard up with its log. */
-const MAX_CATCH_UP_RECORDS = 10_000;
+/** The most a tick reads to catch a rolled-back shard up with its log, unless the processor's limits say otherwise. */
+export const DEFAULT_MAX_CATCH_UP_RECORDS = 10_000;
 
 /** Step 2's result: where the batch starts, and the records it processes. */
 export interface AlignedInput {
@@ -265,9 +267,9 @@ function hasKeyedState(stage: Stage): boolean {
  * What the shard's log holds past `from`, for a tick of a shard that must catch up (see
  * {@link ShardProgress.catchUp}); `more` says the log holds more than it read.
  */
-async function readBehind(log: ShardLog, from: number): Promise<{ records: KafkaRecord[]; more: boolean }> {
-  const { records, next } = await log.readAvailable(from, MAX_CATCH_UP_RECORDS);
-  if (records.length === MAX_CATCH_UP_RECORDS) return { records, more: true };
+async function readBehind(log: ShardLog, from: number, max: number): Promise<{ records: KafkaRecord[]; more: boolean }> {
+  const { records, next } = await log.readAvailable(from, max);
+  if (records.length === max) return { records, more: true };
   // A read stops at the last stable offset: with a transaction still open before the log's
   // end, the shard has not caught up, and later ticks read on.
   return { records, more: !(await log.readThrough(next, await log.end())) };
@@ -293,7 +295,7 @@ async function alignInput(batch: ShardBatch, progress: ShardProgress, delivered:
   }
   let catchUp = progress.catchUp === true;
   if (delivered.length === 0 && catchUp) {
-    const behind = await readBehind(input.log, from);
+    const behind = await readBehind(input.log, from, batch.maxCatchUpRecords);
     records = behind.records;
     filled = records.length;
     catchUp = behind.more;

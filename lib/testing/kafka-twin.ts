@@ -113,6 +113,8 @@ export class KafkaTwin implements KafkaClients {
   private readonly groups = new Map<string, Map<string, number>>();
   /** The transactions an EndTxn(abort) ended, by {@link transactionKey}: not a timeout, nor a newer producer's InitProducerId. */
   private readonly abortedByRequest = new Set<string>();
+  /** Called as a commit request ends an open transaction, before its markers go out: for checks that hold at that moment. */
+  onCommitRequested: (handle: TransactionHandle) => void = () => undefined;
   private nextProducerId = 1_000;
   private readonly clock: () => number;
   private readonly io: TwinIo;
@@ -495,6 +497,7 @@ export class KafkaTwin implements KafkaClients {
         return 'empty';
       case 'Ongoing':
         if (commit) {
+          this.onCommitRequested(handle);
           this.prepareCommit(state);
           return 'committed';
         }

@@ -3,7 +3,7 @@
 // crashes, redelivery and gaps. The caller commits (`store.commit(batch.claim, batch.progress)`).
 import type { KafkaRecord } from '../kafka/records.js';
 import type { Plan, Stage } from '../plan/plan.js';
-import { prepareBatch, type PreparedBatch, type ShardLog } from '../runtime/shard-batch.js';
+import { DEFAULT_MAX_CATCH_UP_RECORDS, prepareBatch, type PreparedBatch, type ShardLog } from '../runtime/shard-batch.js';
 import type { ShardRef, ShardStore } from '../state/shard-store.js';
 
 /** A partition's committed log as a list of its records, in offset order, with no transaction open. */
@@ -42,7 +42,7 @@ export async function prepareStatePathBatch(options: StatePathBatch): Promise<Pr
   const startingOffset = options.startingOffset ?? records[0]?.offset ?? 0;
   const input = { kind: 'source', log: logOf(options.log ?? records), startingOffset: () => Promise.resolve(startingOffset), stageWatermark: Number.MIN_SAFE_INTEGER } as const;
   const claim = await store.claim(shard);
-  const prepared = await prepareBatch({ plan, stage, store, shard, input, clock }, claim, records, true);
+  const prepared = await prepareBatch({ plan, stage, store, shard, input, clock, maxCatchUpRecords: DEFAULT_MAX_CATCH_UP_RECORDS }, claim, records, true);
   await store.write(claim, prepared.changes);
   return prepared;
 }

@@ -1,6 +1,7 @@
 // A worker thread of a simulation campaign: runs the schedules it is sent, one at a time.
 import { parentPort, workerData } from 'node:worker_threads';
-import { drawSchedule, simulate, type ScheduleOverrides } from './world.js';
+import { drawSchedule, type ScheduleOverrides } from './schedule.js';
+import { simulate } from './world.js';
 
 const { overrides } = workerData as { overrides: ScheduleOverrides };
 parentPort?.on('message', (seed: number) => {

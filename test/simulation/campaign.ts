@@ -1,7 +1,8 @@
 // Runs many simulated schedules, on worker threads, and shrinks each failure to a short replay.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { drawSchedule, simulate, type ScheduleConfig, type ScheduleOverrides, type SimulationResult } from './world.js';
+import { drawSchedule, type ScheduleConfig, type ScheduleOverrides } from './schedule.js';
+import { simulate, type SimulationResult } from './world.js';
 
 /** What a campaign adds up of each schedule. */
 export type ScheduleCounts = Pick<SimulationResult, 'counts' | 'steps'>;

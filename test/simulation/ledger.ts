@@ -7,7 +7,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addTotals, type ScheduleCounts } from './campaign.js';
-import type { ScheduleOverrides } from './world.js';
+import type { ScheduleOverrides } from './schedule.js';
 
 const REPOSITORY = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** Where the simulation's workers start: every file it runs is reachable from these. */

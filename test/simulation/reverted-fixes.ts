@@ -39,7 +39,7 @@ const REVERTS: readonly Revert[] = [
   },
   {
     fix: 'idle shards left out of their stage watermark (hole 4)',
-    edits: [{ file: 'lib/runtime/coordinator.ts', find: 'if (shardProgress?.acknowledgedIdle !== true) {', replace: 'if (shardProgress?.acknowledgedIdle !== "never") {' }],
+    edits: [{ file: 'lib/runtime/coordinator-decision.ts', find: 'if (shardProgress?.acknowledgedIdle !== true) {', replace: 'if (shardProgress?.acknowledgedIdle !== "never") {' }],
   },
   {
     // A keyed-in-place shard that turned idle with a window open fired it only when its partition sent again.
@@ -47,7 +47,7 @@ const REVERTS: readonly Revert[] = [
     restores: true,
     edits: [
       { file: 'lib/runtime/shard-batch.ts', find: 'stageWatermark > own && (await context.idle(executor))', replace: 'stageWatermark > own && false' },
-      { file: 'lib/runtime/coordinator.ts', find: 'if (timer !== undefined) belowTimers.set(', replace: 'if (timer === -1) belowTimers.set(' },
+      { file: 'lib/runtime/coordinator-decision.ts', find: 'if (timer !== undefined) belowTimers.set(', replace: 'if (timer === -1) belowTimers.set(' },
     ],
   },
   {
@@ -82,7 +82,7 @@ const REVERTS: readonly Revert[] = [
   },
   {
     fix: "the coordinator's re-read before the manifest (hole 2)",
-    edits: [{ file: 'lib/runtime/coordinator.ts', find: "        if (confirmed.version !== record.version) return { outcome: 'waiting', record: confirmed };\n", replace: '' }],
+    edits: [{ file: 'lib/runtime/coordinator.ts', find: "    if (confirmed.version !== record.version) return { outcome: 'waiting', record: confirmed };\n", replace: '' }],
   },
   {
     fix: 'the lingering sweep 16 ids at a time',

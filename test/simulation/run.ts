@@ -19,7 +19,8 @@ import { OutputCommit } from '../../lib/api/index.js';
 import { SCHEDULE_KINDS, type ScheduleKind } from '../helpers/order-totals-kinds.js';
 import { runCampaign } from './campaign.js';
 import { CampaignLedger, LedgerMismatchError, type LedgerRun } from './ledger.js';
-import { drawSchedule, simulate } from './world.js';
+import { drawSchedule } from './schedule.js';
+import { simulate } from './world.js';
 
 const { values } = parseArgs({
   options: {

@@ -80,7 +80,12 @@ export class Scheduler {
   readonly trace: string[] = [];
 
   constructor(
-    readonly random: () => number,
+    /**
+     * Two streams of the seed's: `scheduling` picks the request answered next and the time it
+     * takes; `faults` rolls crashes, stalls, throttling and lost answers. A change to the faults
+     * drawn leaves the order of the answers as it was, and the other way round.
+     */
+    private readonly streams: { readonly scheduling: () => number; readonly faults: () => number },
     start: number,
     private readonly keepTrace = false,
   ) {
@@ -139,11 +144,11 @@ export class Scheduler {
         for (let attempt = 1; ; attempt++) {
           await this.request(name);
           if (service === 'kafka') return apply();
-          if (this.random() < this.faults.throttle) {
+          if (this.streams.faults() < this.faults.throttle) {
             this.counts.throttled++;
           } else {
             const result = await apply();
-            if (this.random() >= this.faults.ambiguous) return result;
+            if (this.streams.faults() >= this.faults.ambiguous) return result;
             this.counts.ambiguous++;
           }
           if (attempt >= SDK_ATTEMPTS) throw new ServiceUnavailable(`${name} failed ${SDK_ATTEMPTS} times`);
@@ -173,17 +178,17 @@ export class Scheduler {
     // A stalled actor waits in simulated time, while the world goes on: schedules fire, batches
     // arrive, and the others act on what they read since.
     const eligible = this.pending.filter((p) => p.actor.stalledUntil <= this.now);
-    const chosen = eligible[Math.floor(this.random() * eligible.length)];
+    const chosen = eligible[Math.floor(this.streams.scheduling() * eligible.length)];
     if (!chosen) return false;
     this.steps++;
     // A request takes a few milliseconds, as DynamoDB's and Kafka's do, and the services answer
     // the requests waiting at once in parallel: an actor's latency does not grow with how many
     // others are waiting, or a pile of invocations would slow every one of them down.
-    this.elapsed += (1 + Math.floor(this.random() * 9)) / eligible.length;
+    this.elapsed += (1 + Math.floor(this.streams.scheduling() * 9)) / eligible.length;
     const whole = Math.floor(this.elapsed);
     this.now += whole;
     this.elapsed -= whole;
-    const roll = this.random();
+    const roll = this.streams.faults();
     const { staleKind, crashKinds } = this.faults;
     const crash = chosen.actor.durable ? 0 : this.faults.crash + (crashKinds?.kinds.some((kind) => ofKind(chosen.actor, kind)) ? crashKinds.crash : 0);
     const stall = this.faults.stall + (staleKind && ofKind(chosen.actor, staleKind.kind) ? staleKind.stall : 0);
@@ -195,8 +200,8 @@ export class Scheduler {
       chosen.reject(new Crash(`#${chosen.actor.id} ${chosen.actor.name} crashed at ${chosen.operation}`));
     } else if (roll < crash + stall) {
       // Mostly a moment; now and then long enough for transactions to time out behind it.
-      const long = this.random() < 0.2;
-      chosen.actor.stalledUntil = this.now + (long ? 7_500 + Math.floor(this.random() * 20_000) : 250 + Math.floor(this.random() * 3_000));
+      const long = this.streams.faults() < 0.2;
+      chosen.actor.stalledUntil = this.now + (long ? 7_500 + Math.floor(this.streams.faults() * 20_000) : 250 + Math.floor(this.streams.faults() * 3_000));
       this.counts.stalls++;
       this.log(`stall #${chosen.actor.id} ${chosen.actor.name} at ${chosen.operation} until t+${chosen.actor.stalledUntil}`);
     } else {

@@ -5,48 +5,17 @@ import { MemoryCoordinatorStore, type CoordinatorRecord, type RollbackRequest } 
 import type { PackId, PackOptions, StoredPack } from '../../lib/state/packs.js';
 import type { PackCondition, RecordCondition, ShardRecord, ShardRef } from '../../lib/state/shard-store.js';
 import { isRollbackOf } from '../../lib/runtime/rollback-requests.js';
-import { runtimeProgressOf } from '../../lib/runtime/shard-record.js';
 import { readManifest, readShardState } from '../../lib/snapshot/checkpoint-state.js';
+import type { OnlineChecks } from './checks.js';
 import { MemorySnapshotStore } from '../../lib/snapshot/memory-store.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import type { TwinIo } from '../../lib/testing/kafka-twin.js';
 
-/**
- * The online checker's findings: what broke an invariant at the write that broke it, checked
- * after every write of a shard or coordinator record, rather than only at the end of a schedule.
- */
-export class OnlineChecks {
-  readonly problems: string[] = [];
-
-  /** A shard record's epochs and acknowledgement never go back; a commit records a checkpoint acknowledged no earlier. */
-  shardWritten(shard: ShardRef, before: ShardRecord | undefined, after: ShardRecord): void {
-    if (!before) return;
-    const where = `${shard.stage}/${shard.shard}`;
-    if (after.epoch < before.epoch) this.problems.push(`${where}: epoch went back from ${before.epoch} to ${after.epoch}`);
-    if (after.committedEpoch < before.committedEpoch) this.problems.push(`${where}: committed epoch went back from ${before.committedEpoch} to ${after.committedEpoch}`);
-    const [was, is] = [runtimeProgressOf(before.progress).acknowledged, runtimeProgressOf(after.progress).acknowledged];
-    if (is < was) this.problems.push(`${where}: acknowledged checkpoint went back from ${was} to ${is}`);
-  }
-
-  /** The coordinator's checkpoints never go back, and stay ordered: committed ≤ completed ≤ triggered. */
-  coordinatorWritten(before: CoordinatorRecord, after: CoordinatorRecord): void {
-    const moved = `from ${JSON.stringify(checkpointsOf(before))} to ${JSON.stringify(checkpointsOf(after))}`;
-    if (after.triggered < before.triggered || after.completed < before.completed || after.committed < before.committed) {
-      this.problems.push(`the coordinator record's checkpoints went back ${moved}`);
-    }
-    if (!(after.committed <= after.completed && after.completed <= after.triggered)) this.problems.push(`the coordinator record's checkpoints are out of order ${moved}`);
-  }
-}
-
-function checkpointsOf({ triggered, completed, committed }: CoordinatorRecord) {
-  return { triggered, completed, committed };
-}
-
 export class SimulatedShardStore extends MemoryShardStore {
   constructor(
     private readonly io: TwinIo,
-    packing: PackOptions = {},
-    private readonly checks = new OnlineChecks(),
+    packing: PackOptions,
+    private readonly checks: OnlineChecks,
   ) {
     super(packing);
   }
@@ -84,7 +53,7 @@ export class SimulatedCoordinatorStore extends MemoryCoordinatorStore {
 
   constructor(
     private readonly io: TwinIo,
-    private readonly checks = new OnlineChecks(),
+    private readonly checks: OnlineChecks,
   ) {
     super();
   }
