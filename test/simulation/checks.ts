@@ -126,13 +126,12 @@ function keyOrderProblems(records: readonly KafkaRecord[]): string[] {
   return problems;
 }
 
-/** Whether a committed shard record of the schedule's shards names `handle` among its pending transactions. */
-export async function namedByAShard({ store, plan }: World, shards: readonly ShardTarget[], handle: TransactionHandle): Promise<boolean> {
-  for (const target of shards) {
-    const { pending } = runtimeProgressOf((await store.inspect(shardRefOf(plan, target)))?.progress);
-    if (pending.some((p) => sameHandle(p.handle, handle))) return true;
+/** Whether a committed shard record names `handle` among its pending transactions. */
+export function namedByAShard({ store }: World, handle: TransactionHandle): Promise<boolean> {
+  for (const record of store.latestRecords()) {
+    if (runtimeProgressOf(record.progress).pending.some((p) => sameHandle(p.handle, handle))) return Promise.resolve(true);
   }
-  return false;
+  return Promise.resolve(false);
 }
 
 function sameHandle(a: TransactionHandle, b: TransactionHandle): boolean {

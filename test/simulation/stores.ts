@@ -12,6 +12,9 @@ import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import type { TwinIo } from '../../lib/testing/kafka-twin.js';
 
 export class SimulatedShardStore extends MemoryShardStore {
+  /** Each shard's record as last written, uncloned, for the online checks (records are never changed once written). */
+  private readonly latest = new Map<string, ShardRecord>();
+
   constructor(
     private readonly io: TwinIo,
     packing: PackOptions,
@@ -26,9 +29,13 @@ export class SimulatedShardStore extends MemoryShardStore {
 
   protected override putRecordIf(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean> {
     return this.io.call('PutItem', async () => {
-      const before = await super.getRecord(shard);
+      const key = `${shard.stage}/${shard.shard}`;
+      const before = await Promise.resolve(this.latest.get(key));
       const written = await super.putRecordIf(shard, record, condition);
-      if (written) this.checks.shardWritten(shard, before, record);
+      if (written) {
+        this.checks.shardWritten(shard, before, record);
+        this.latest.set(key, record);
+      }
       return written;
     });
   }
@@ -39,6 +46,11 @@ export class SimulatedShardStore extends MemoryShardStore {
 
   protected override putPackIf(shard: ShardRef, id: PackId, pack: StoredPack, condition: PackCondition): Promise<boolean> {
     return this.io.call('PutItem', () => super.putPackIf(shard, id, pack, condition));
+  }
+
+  /** Every shard's record as last written, outside the scheduler and uncloned: for the checks made as a write lands. */
+  latestRecords(): Iterable<ShardRecord> {
+    return this.latest.values();
   }
 
   /** The record as stored, outside the scheduler: for the invariants checked after a schedule. */

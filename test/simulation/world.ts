@@ -102,7 +102,7 @@ export async function simulate(config: ScheduleConfig, options: { trace?: boolea
   const producers = new Producers(world, operator);
   const stopping = new StoppingRule(world, lambda);
   watchRollbackRequests(world);
-  kafka.onCommitRequested = (handle) => void checks.transactionCommitted(handle, (named) => namedByAShard(world, lambda.shards, named));
+  kafka.onCommitRequested = (handle) => void checks.transactionCommitted(handle, (named) => namedByAShard(world, named));
   /** Input all delivered and processed, no transaction open, the operator done. */
   const dataQuiet = async () => operator.done && producers.done && (await inputRead(world, lambda));
 
