@@ -21,3 +21,8 @@ export interface RecordPosition {
   readonly partition: number;
   readonly offset: number;
 }
+
+/** A transaction's identity as one string: its id and the producer id and epoch that wrote it. */
+export function transactionKey({ transactionalId, producerId, producerEpoch }: TransactionHandle): string {
+  return `${transactionalId}\u0000${producerId}\u0000${producerEpoch}`;
+}

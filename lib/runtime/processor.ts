@@ -5,7 +5,7 @@ import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 import { TransactionLostError } from '../kafka/errors.js';
 import { hasStopped, NONE_DROPPED, runtimeProgressOf, shardOf, uncommittedDeltas, uncommittedPending, type DroppedRecords, type PendingTransaction, type RuntimeProgress, type ShardFailure, type ShardTarget } from './shard-record.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
-import type { TransactionHandle } from '../kafka/transaction-handle.js';
+import { transactionKey, type TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
 import type { RequestCounts, RequestTally } from './request-counts.js';
 import { exactlyOnceSinkOf, transactionalIdPrefixOf } from '../plan/names.js';
@@ -163,11 +163,6 @@ const DEFAULT_LIMITS: ProcessorLimits = { sweepConcurrency: SWEEP_CONCURRENCY, m
 /** How many of its own per-batch commits a container remembers; one forgotten costs a describe of its id. */
 const MAX_REMEMBERED_COMMITS = 4_096;
 
-/** A transaction's identity: its id and the producer id and epoch that wrote it. */
-function handleKey({ transactionalId, producerId, producerEpoch }: TransactionHandle): string {
-  return `${transactionalId}/${producerId}/${producerEpoch}`;
-}
-
 /**
  * The processor function's work for one shard (docs/PROTOCOL.md, "The processor"): state
  * through the shard store, output through the sinks' delivery guarantees — EXACTLY_ONCE into
@@ -237,7 +232,7 @@ export class Processor {
     this.reached('output-written', shard);
     await this.commit(claim, progress, transaction);
     this.reached('committed', shard);
-    for (const { handle } of claimed.pending) this.committedHere.delete(handleKey(handle));
+    for (const { handle } of claimed.pending) this.committedHere.delete(transactionKey(handle));
     const own = progress.pending.at(-1);
     if (inOrder && transaction && own) {
       await this.commitOwn(own);
@@ -423,7 +418,7 @@ export class Processor {
   }
 
   private knownCommitted(pending: PendingTransaction): boolean {
-    return pending.committed === true || this.committedHere.has(handleKey(pending.handle));
+    return pending.committed === true || this.committedHere.has(transactionKey(pending.handle));
   }
 
   /**
@@ -435,7 +430,7 @@ export class Processor {
   private async commitOwn(own: PendingTransaction): Promise<void> {
     const { lost } = await commitInEpochOrder(this.options.kafka.committer, [own]);
     if (lost) return;
-    this.committedHere.add(handleKey(own.handle));
+    this.committedHere.add(transactionKey(own.handle));
     // Handles another container dropped never come back here: the oldest go first.
     for (const stale of this.committedHere) {
       if (this.committedHere.size <= MAX_REMEMBERED_COMMITS) break;

@@ -6,7 +6,7 @@ import { MissingTopicsError, TransactionAlreadyCommittedError, TransactionLostEr
 import { partitionForKey } from '../kafka/partitioning.js';
 import { RangeReadError, type OffsetRange } from '../kafka/range-reader.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
-import type { RecordPosition, TransactionHandle } from '../kafka/transaction-handle.js';
+import { transactionKey, type RecordPosition, type TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
 
 /**
@@ -77,10 +77,6 @@ interface TransactionalIdState {
   state: TransactionStateName;
   timeoutMs: number;
   current: Transaction | undefined;
-}
-
-function transactionKey({ transactionalId, producerId, producerEpoch }: TransactionHandle): string {
-  return `${transactionalId}\u0000${producerId}\u0000${producerEpoch}`;
 }
 
 function partitionKey(topic: string, partition: number): string {

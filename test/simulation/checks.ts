@@ -5,7 +5,7 @@
 // checkpoint restores to what the shards hold.
 import { DeliveryGuarantee } from '../../lib/kafka/delivery-guarantee.js';
 import type { KafkaRecord } from '../../lib/kafka/records.js';
-import type { TransactionHandle } from '../../lib/kafka/transaction-handle.js';
+import { transactionKey, type TransactionHandle } from '../../lib/kafka/transaction-handle.js';
 import type { Plan } from '../../lib/plan/plan.js';
 import { runtimeProgressOf, shardRefOf, type ShardTarget } from '../../lib/runtime/shard-record.js';
 import { checkpointManifestKey, readManifest, readShardState, sameShard } from '../../lib/snapshot/checkpoint-state.js';
@@ -129,13 +129,9 @@ function keyOrderProblems(records: readonly KafkaRecord[]): string[] {
 /** Whether a committed shard record names `handle` among its pending transactions. */
 export function namedByAShard({ store }: World, handle: TransactionHandle): Promise<boolean> {
   for (const record of store.latestRecords()) {
-    if (runtimeProgressOf(record.progress).pending.some((p) => sameHandle(p.handle, handle))) return Promise.resolve(true);
+    if (runtimeProgressOf(record.progress).pending.some((p) => transactionKey(p.handle) === transactionKey(handle))) return Promise.resolve(true);
   }
   return Promise.resolve(false);
-}
-
-function sameHandle(a: TransactionHandle, b: TransactionHandle): boolean {
-  return a.transactionalId === b.transactionalId && a.producerId === b.producerId && a.producerEpoch === b.producerEpoch;
 }
 
 /** The checks at the end of a schedule, once every actor has stopped. */
