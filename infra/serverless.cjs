@@ -9,10 +9,20 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-/** A module of Sluice's plan: its sources in a checkout of Sluice, its build in the installed package. */
+/** A module of Sluice's: its sources in a checkout of Sluice, its build in the installed package. */
+function sluiceModule(folder, name) {
+  const sources = path.join(__dirname, '..', 'lib', folder, `${name}.ts`);
+  return fs.existsSync(sources) ? sources : path.join(__dirname, '..', 'dist', folder, `${name}.js`);
+}
+
 function planModule(name) {
-  const sources = path.join(__dirname, '..', 'lib', 'plan', `${name}.ts`);
-  return fs.existsSync(sources) ? sources : path.join(__dirname, '..', 'dist', 'plan', `${name}.js`);
+  return sluiceModule('plan', name);
+}
+
+/** The pipeline file's environment: a TypeScript module's default export, or a `.sql` script planned. */
+async function loadPipelineEnvironment(file, here, tsImport) {
+  const { isSqlPipelineFile, loadSqlPipeline } = await tsImport(sluiceModule('sql', 'pipeline-file'), here);
+  return isSqlPipelineFile(file) ? loadSqlPipeline(path.resolve(file)) : (await tsImport(path.resolve(file), here)).default;
 }
 
 /** The pipeline's plan under the deployment stage's names, and the plan helpers this file uses. */
@@ -20,7 +30,7 @@ async function loadPlan(file, deploymentStage) {
   if (!file) throw new Error('SLUICE_PIPELINE_FILE is not set: deploy with sluice deploy <pipeline-file>, which sets it');
   const { tsImport } = await import('tsx/esm/api');
   const here = path.join(__dirname, 'serverless.cjs');
-  const pipeline = (await tsImport(path.resolve(file), here)).default;
+  const pipeline = await loadPipelineEnvironment(file, here, tsImport);
   const { assertDeployable, planPipeline } = await tsImport(planModule('planner'), here);
   const { triggerStartingPosition } = await tsImport(planModule('trigger-position'), here);
   const names = await tsImport(planModule('names'), here);

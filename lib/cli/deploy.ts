@@ -6,13 +6,16 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { buildOnce, sluiceCacheDir } from '../offline/cache-folder.js';
+import { isSqlPipelineFile, sqlPipelineName } from '../sql/pipeline-file.js';
 
 /** Sluice's own folder: the package root, in a checkout as when installed. */
 const SLUICE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Where a SQL pipeline's module is written among the functions' entry files. */
+const SQL_PIPELINE_MODULE = 'pipeline.ts';
 
 /** The tools `sluice deploy` runs, in the versions this Sluice was tested with (its devDependencies). */
 const DEPLOY_TOOLS = ['osls', 'serverless-esbuild', 'esbuild'] as const;
@@ -108,11 +111,25 @@ function fromService(serviceDir: string, path: string): string {
   return relativePath.startsWith('.') ? relativePath : `./${relativePath}`;
 }
 
-/** The three functions' entry files: the user's pipeline and Sluice's function factories, nothing else. */
+/**
+ * A SQL pipeline's module: the script as it is now, planned when a function starts (the
+ * parser is small enough to ship; docs/sql.md gives its share of the bundle and cold start).
+ */
+function sqlPipelineModule(pipelineFile: string): string {
+  return (
+    `// Written by sluice deploy: the SQL pipeline ${basename(pipelineFile)}, planned when a function starts.\n` +
+    "import { sqlPipeline } from 'sluice';\n\n" +
+    `export default sqlPipeline(${JSON.stringify(readFileSync(pipelineFile, 'utf8'))}, { name: ${JSON.stringify(sqlPipelineName(pipelineFile))} });\n`
+  );
+}
+
+/** The three functions' entry files: the user's pipeline and Sluice's function factories, nothing else; and a SQL pipeline's module. */
 function entryFiles(serviceDir: string, pipelineFile: string): Record<string, string> {
-  const pipeline = JSON.stringify(fromService(join(serviceDir, 'functions'), pipelineFile));
+  const sql = isSqlPipelineFile(pipelineFile);
+  const pipeline = JSON.stringify(sql ? `./${SQL_PIPELINE_MODULE.replace(/\.ts$/, '.js')}` : fromService(join(serviceDir, 'functions'), pipelineFile));
   const header = (what: string) => `// Written by sluice deploy: ${what}\nimport pipeline from ${pipeline};\n`;
   return {
+    ...(sql ? { [SQL_PIPELINE_MODULE]: sqlPipelineModule(pipelineFile) } : {}),
     'processor.ts':
       header('the processor function of one stage (SLUICE_STAGE).') +
       "import { processorFunction, requiredEnvironment } from 'sluice/lambda';\n\n" +

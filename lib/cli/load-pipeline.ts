@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ENVIRONMENT_MARK, StreamExecutionEnvironment } from '../api/environment.js';
 import type { InputGenerator } from '../offline/offline.js';
+import { isSqlPipelineFile, loadSqlPipeline } from '../sql/pipeline-file.js';
 
 /** A pipeline file's exports: the environment (default) and, optionally, an input generator for offline mode. */
 export interface PipelineModule {
@@ -36,10 +37,11 @@ function otherSluiceOf(path: string): string {
   }
 }
 
-/** Loads a pipeline file; its default export must be the pipeline's environment. */
+/** Loads a pipeline file: a `.sql` script, or a module whose default export is the pipeline's environment. */
 export async function loadPipelineModule(file: string): Promise<PipelineModule> {
   const path = resolve(file);
   if (!existsSync(path)) throw new Error(`Pipeline file ${file} does not exist`);
+  if (isSqlPipelineFile(path)) return { pipeline: loadSqlPipeline(path) };
   let module: { default?: unknown; generateInput?: unknown };
   try {
     module = (await import(pathToFileURL(path).href)) as typeof module;

@@ -16,6 +16,7 @@ import { DEPLOY_CONFIG_FILE, deployTools, runServerless, writeService } from './
 import { initProject } from './init.js';
 import { loadPipeline, loadPipelineModule } from './load-pipeline.js';
 import { claimPipelineName } from './pipeline-names.js';
+import { isSqlPipelineFile } from '../sql/pipeline-file.js';
 import { PipelineTypeError, typeCheckPipeline } from './type-check.js';
 import { symbolicate } from './symbolicate.js';
 
@@ -86,9 +87,12 @@ const TYPE_CHECK_OPTION = { 'no-type-check': { type: 'boolean' } } as const;
 const TYPE_CHECK_HELP = `  --no-type-check   run the pipeline file without type-checking it first (with the project's
                     TypeScript and tsconfig.json)`;
 
-/** Type-checks the pipeline file unless --no-type-check, so that a type error stops the command before it runs anything. */
+/**
+ * Type-checks the pipeline file unless --no-type-check, so that a type error stops the command
+ * before it runs anything. A SQL file is checked as it is planned, which every command does first.
+ */
 function typeCheckUnlessSkipped(file: string, values: Parsed['values']): void {
-  if (values['no-type-check'] !== true) typeCheckPipeline(file, process.cwd());
+  if (values['no-type-check'] !== true && !isSqlPipelineFile(file)) typeCheckPipeline(file, process.cwd());
 }
 
 const OFFLINE_OPTIONS = { offline: { type: 'boolean' }, 'state-dir': { type: 'string' } } as const;
@@ -525,7 +529,8 @@ ${Object.entries(COMMANDS)
   .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
   .join('\n')}
 
-Run a command with --help for its options.
+A pipeline file is a TypeScript module whose default export is its environment, or a Flink SQL
+script (.sql; docs/sql.md). Run a command with --help for its options.
 `;
 
 /** Exit codes: 0 done, 1 the command failed (invalid pipeline, unreachable service, ...), 2 the command line is wrong. */

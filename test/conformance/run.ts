@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CONFORMANCE_DIR, EXPECTED_FILE, expectedFileText, inputsHash, runOnSluice, scenarios } from './scenarios.js';
+import { comparable, CONFORMANCE_DIR, EXPECTED_FILE, expectedFileText, inputsHash, runOnSluice, scenarios } from './scenarios.js';
 
 const { values } = parseArgs({ options: { only: { type: 'string' } } });
 const only = values.only?.split(',');
@@ -27,8 +27,8 @@ try {
   for (const scenario of chosen) {
     const flink = readFileSync(join(outputs, scenario.name), 'utf8').split('\n').filter((l) => l !== '');
     writeFileSync(join(scenario.folder, EXPECTED_FILE), expectedFileText(inputsHash(scenario), flink));
-    const sluice = await runOnSluice(scenario);
-    const same = JSON.stringify(sluice) === JSON.stringify(flink);
+    const sluice = comparable(scenario, await runOnSluice(scenario));
+    const same = JSON.stringify(sluice) === JSON.stringify(comparable(scenario, flink));
     if (!same) failed++;
     process.stdout.write(`${same ? 'pass' : 'FAIL'} ${scenario.name}: Flink ${flink.length} records, Sluice ${sluice.length}\n`);
     if (!same) process.stdout.write(`  Flink:  ${JSON.stringify(flink)}\n  Sluice: ${JSON.stringify(sluice)}\n`);

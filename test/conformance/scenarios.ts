@@ -1,6 +1,7 @@
-// The conformance suite's scenarios (one folder each: input.csv, the Flink job in Java, the
-// Sluice pipeline in sluice.ts, and Flink's output in expected-by-flink.txt), how Sluice runs
-// one, and how the Flink output's freshness is judged. No vitest here: run.ts uses it too.
+// The conformance suite's scenarios (one folder each: input.csv, the Flink job in Java and the
+// Sluice pipeline in sluice.ts, or for a sql-* scenario the query in query.sql, and Flink's
+// output in expected-by-flink.txt), how Sluice runs one, and how the Flink output's freshness is
+// judged. No vitest here: run.ts uses it too.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +19,9 @@ import {
   WatermarkStrategy,
   type DataStream,
 } from '../../lib/api/index.js';
+import { Schema, StreamTableEnvironment, type ChangelogRow } from '../../lib/sql/index.js';
+import { formatWallClock } from '../../lib/sql/time.js';
+import { doubleText } from '../../lib/sql/values.js';
 import { OperatorTestHarness, PipelineTestHarness } from '../../lib/testing/index.js';
 import type { Event } from './event.js';
 
@@ -27,18 +31,26 @@ export const EXPECTED_FILE = 'expected-by-flink.txt';
 export interface Scenario {
   readonly name: string;
   readonly folder: string;
-  /** The Flink job's class, in dev.sluice.conformance: the folder's name in PascalCase. */
+  /** The Flink job's class, in dev.sluice.conformance: the folder's name in PascalCase, or `Sql` for a query. */
   readonly javaClass: string;
+  /** Whether the scenario is a query (query.sql) over the table `events`, which Flink SQL runs. */
+  readonly sql: boolean;
 }
+
+const QUERY_FILE = 'query.sql';
 
 export function scenarios(): Scenario[] {
   return readdirSync(CONFORMANCE_DIR, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && existsSync(join(CONFORMANCE_DIR, entry.name, 'input.csv')))
-    .map(({ name }) => ({
-      name,
-      folder: join(CONFORMANCE_DIR, name),
-      javaClass: name.replace(/(^|-)(\w)/g, (_, __, letter: string) => letter.toUpperCase()),
-    }));
+    .map(({ name }) => {
+      const sql = existsSync(join(CONFORMANCE_DIR, name, QUERY_FILE));
+      return {
+        name,
+        folder: join(CONFORMANCE_DIR, name),
+        javaClass: sql ? 'Sql' : name.replace(/(^|-)(\w)/g, (_, __, letter: string) => letter.toUpperCase()),
+        sql,
+      };
+    });
 }
 
 /**
@@ -53,7 +65,12 @@ export type InputLine =
   | { readonly processingTime: number };
 
 export function parseInput(scenario: Scenario): InputLine[] {
-  return readFileSync(join(scenario.folder, 'input.csv'), 'utf8')
+  return parseInputLines(readFileSync(join(scenario.folder, 'input.csv'), 'utf8'), `${scenario.name}/input.csv`);
+}
+
+/** Input lines in input.csv's form; `source` names them in errors. */
+export function parseInputLines(text: string, source: string): InputLine[] {
+  return text
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '' && !line.startsWith('#'))
@@ -71,7 +88,7 @@ export function parseInput(scenario: Scenario): InputLine[] {
           return { event: { key, value: Number(value), timestamp: Number(timestamp) }, partition: Number(partition ?? 0) };
         }
         default:
-          throw new Error(`${scenario.name}/input.csv: unknown line "${line}"`);
+          throw new Error(`${source}: unknown line "${line}"`);
       }
     });
 }
@@ -92,6 +109,7 @@ type ScenarioPipeline = (events: DataStream<Event>) => DataStream<string>;
  * Input from several partitions, or with idle ones, goes through the whole pipeline instead.
  */
 export async function runOnSluice(scenario: Scenario): Promise<string[]> {
+  if (scenario.sql) return runQueryOnSluice(scenario);
   const { default: build } = (await import(join(scenario.folder, 'sluice.ts'))) as { default: ScenarioPipeline };
   const input = parseInput(scenario);
   const partitioned = input.some((l) => 'idle' in l || ('partition' in l && l.partition > 0));
@@ -99,6 +117,10 @@ export async function runOnSluice(scenario: Scenario): Promise<string[]> {
 }
 
 function runOnOperatorHarness(build: ScenarioPipeline, input: readonly InputLine[]): string[] {
+  return outputOfHarness(build, input).map(({ value, timestamp }) => line(timestamp, value));
+}
+
+function outputOfHarness(build: ScenarioPipeline, input: readonly InputLine[]) {
   const harness = OperatorTestHarness.of<Event, string>(build);
   let now = 0;
   for (const item of input) {
@@ -110,7 +132,47 @@ function runOnOperatorHarness(build: ScenarioPipeline, input: readonly InputLine
     } else throw new Error('idle lines run on partitions');
   }
   harness.processWatermark(Number.MAX_SAFE_INTEGER);
-  return harness.output().map(({ value, timestamp }) => line(timestamp, value));
+  return harness.output();
+}
+
+/** The table `events` a SQL scenario's query reads, as runner/SqlQueries.java declares it. */
+const EVENTS_SCHEMA = Schema.newBuilder().column('k', 'STRING').column('v', 'BIGINT').columnByMetadata('ts', 'TIMESTAMP_LTZ(3)', 'rowtime').watermark('ts', 'SOURCE_WATERMARK()').build();
+
+/** A change of a query's result as runner/SqlQueries.java prints Flink's: `+I[a, 1970-01-01 00:00:00.050, 3]`, times in UTC. */
+function sqlLine(row: ChangelogRow, types: readonly string[]): string {
+  const fields = Object.values(row.fields).map((value, i) => {
+    const type = types[i] ?? '';
+    if (value === null) return 'null';
+    if (type.startsWith('TIMESTAMP')) return formatWallClock(value as number, 3);
+    if (type.startsWith('DOUBLE')) return doubleText(value as number);
+    return String(value);
+  });
+  return `${row.kind}[${fields.join(', ')}]`;
+}
+
+function runQueryOnSluice(scenario: Scenario): string[] {
+  return runQuery(readFileSync(join(scenario.folder, QUERY_FILE), 'utf8'), parseInput(scenario));
+}
+
+/** A query over the table `events` through the Table API on Sluice, fed as the operator harness feeds a DataStream scenario. */
+export function runQuery(query: string, input: readonly InputLine[]): string[] {
+  const build: ScenarioPipeline = (events) => {
+    const tableEnv = StreamTableEnvironment.create(events.getExecutionEnvironment());
+    tableEnv.createTemporaryView('events', tableEnv.fromDataStream(events.map(({ key, value }) => ({ k: key, v: value })), EVENTS_SCHEMA));
+    const table = tableEnv.sqlQuery(query);
+    const types = table.schema.map((column) => column.type);
+    return tableEnv.toChangelogStream(table).map((row) => sqlLine(row, types));
+  };
+  return outputOfHarness(build, input).map(({ value }) => value);
+}
+
+/**
+ * The output as the two engines are compared: record for record, except that a query's changes
+ * are compared as a set of lines, since Flink SQL emits one watermark's window results in an
+ * order of its own (by key hash) where Sluice emits them by key.
+ */
+export function comparable(scenario: Scenario, lines: readonly string[]): string[] {
+  return scenario.sql ? [...lines].sort() : [...lines];
 }
 
 const INPUT_TOPIC = 'conformance-input';
@@ -165,7 +227,7 @@ export function inputsHash(scenario: Scenario): string {
     join(CONFORMANCE_DIR, 'pom.xml'),
     ...readdirSync(runner).sort().map((file) => join(runner, file)),
     ...readdirSync(scenario.folder)
-      .filter((file) => file.endsWith('.java') || file === 'input.csv')
+      .filter((file) => file.endsWith('.java') || file === 'input.csv' || file === QUERY_FILE)
       .sort()
       .map((file) => join(scenario.folder, file)),
   ];

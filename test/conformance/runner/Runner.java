@@ -21,16 +21,21 @@ import org.apache.flink.util.Collector;
  * each output record as `timestamp<TAB>value` to the file given beside the scenario's folder.
  * An {@link OperatorScenario} runs in Flink's keyed operator test harness instead (Harnessed),
  * a {@link TwoInputScenario} in its two-input one (TwoInputs), and a {@link BroadcastScenario}
- * or {@link NonKeyedBroadcastScenario} in its (keyed) broadcast one (Broadcast).
+ * or {@link NonKeyedBroadcastScenario} in its (keyed) broadcast one (Broadcast), and a SQL
+ * scenario (class name {@code Sql}) in Flink SQL (SqlQueries).
  * Usage: Runner <scenario-folder> <ClassName> <output-file> [...].
  */
 public final class Runner {
   public static void main(String[] args) throws Exception {
     for (int i = 0; i + 2 < args.length; i += 3) {
       Path folder = Path.of(args[i]);
-      Object scenario = Class.forName("dev.sluice.conformance." + args[i + 1]).getDeclaredConstructor().newInstance();
       List<InputLine> input = new ArrayList<>();
       for (String line : Files.readAllLines(folder.resolve("input.csv"))) if (!line.isBlank() && !line.startsWith("#")) input.add(InputLine.parse(line.trim()));
+      if (args[i + 1].equals(SqlQueries.CLASS)) {
+        Files.write(Path.of(args[i + 2]), SqlQueries.runOrExplain(Files.readString(folder.resolve(SqlQueries.QUERY_FILE)), input));
+        continue;
+      }
+      Object scenario = Class.forName("dev.sluice.conformance." + args[i + 1]).getDeclaredConstructor().newInstance();
       List<String> lines = scenario instanceof OperatorScenario harnessed ? Harnessed.run(harnessed, input)
           : scenario instanceof TwoInputScenario twoInputs ? TwoInputs.run(twoInputs, input)
           : scenario instanceof BroadcastScenario broadcast ? Broadcast.run(broadcast, input)
@@ -41,21 +46,26 @@ public final class Runner {
   }
 
   static List<String> run(Scenario scenario, List<InputLine> input) throws Exception {
-    if (!input.stream().allMatch(InputLine::fitsOneBoundedSource)) {
-      throw new IllegalArgumentException(scenario.getClass().getSimpleName() + ": time, idle and partitioned lines need an OperatorScenario, which Flink's operator test harness runs");
-    }
-    List<Event> events = input.stream().map(InputLine::event).toList();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     env.setParallelism(1);
-    DataStream<Event> stamped = env.fromData(events)
-        .assignTimestampsAndWatermarks(
-            WatermarkStrategy.<Event>forGenerator(context -> new Punctuated()).withTimestampAssigner((event, previous) -> event.timestamp))
-        .filter(event -> !event.watermark);
+    DataStream<Event> stamped = stamped(env, input, scenario.getClass().getSimpleName());
     List<String> output = new ArrayList<>();
     try (CloseableIterator<String> results = scenario.apply(stamped).process(new WithTimestamp()).executeAndCollect()) {
       results.forEachRemaining(output::add);
     }
     return output;
+  }
+
+  /** The input's events with their timestamps, and each watermark line as a watermark where it stands. */
+  static DataStream<Event> stamped(StreamExecutionEnvironment env, List<InputLine> input, String scenario) {
+    if (!input.stream().allMatch(InputLine::fitsOneBoundedSource)) {
+      throw new IllegalArgumentException(scenario + ": time, idle and partitioned lines need an OperatorScenario, which Flink's operator test harness runs");
+    }
+    List<Event> events = input.stream().map(InputLine::event).toList();
+    return env.fromData(events)
+        .assignTimestampsAndWatermarks(
+            WatermarkStrategy.<Event>forGenerator(context -> new Punctuated()).withTimestampAssigner((event, previous) -> event.timestamp))
+        .filter(event -> !event.watermark);
   }
 
   /** Emits a watermark for each watermark line, and nothing on the clock. */

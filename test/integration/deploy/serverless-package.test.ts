@@ -205,6 +205,17 @@ describe('sluice deploy --package-only', () => {
     expect(widget('Function errors')?.metrics).toHaveLength(4);
   }, 300_000);
 
+  it('packages a SQL pipeline as it does a TypeScript one, the script planned in the bundle', async () => {
+    const { folder, template } = await packageFor('examples/order-aggregation.sql');
+    const mappings = ofType(template, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    expect(mappings.map((m) => m.Topics)).toEqual([['orders'], ['order-aggregation-sql-dev-keyBy-repartition']]);
+    const python = inject('pythonTools').python;
+    const unzipped = join(folder, 'sql-processor');
+    await run(python, ['-m', 'zipfile', '-e', join(folder, 'processorstage2.zip'), unzipped]);
+    expect(statSync(join(folder, 'processorstage2.zip')).size).toBeLessThan(1024 * 1024);
+    expect(readFileSync(join(unzipped, 'functions', 'processor.mjs'), 'utf8')).toContain('INSERT INTO order_aggregates');
+  }, 300_000);
+
   it('deploys a processor per stage of a two-stage pipeline, the second on its repartition topic', async () => {
     const { template } = await packageFor('test/fixtures/pipelines/top-category.ts');
     const mappings = ofType(template, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);

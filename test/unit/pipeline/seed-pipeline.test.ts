@@ -1,6 +1,8 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import seed, { WINDOW_SIZE, type OrderAggregate } from '../../../examples/order-aggregation.js';
 import inPlace from '../../../examples/order-aggregation-in-place.js';
+import { loadSqlPipeline } from '../../../lib/sql/pipeline-file.js';
 import { PipelineTestHarness } from '../../../lib/testing/index.js';
 import { expectedTotals, generateOrders } from '../../helpers/orders.js';
 
@@ -16,6 +18,8 @@ const variants = [
   // Orders on any partition, without a key: the keyBy repartitions, and each order is read twice.
   { name: 'order-aggregation.ts, unkeyed orders on any partition', pipeline: seed, keyed: false, readsPerOrder: 2 },
   { name: 'order-aggregation-in-place.ts, orders keyed by category', pipeline: inPlace, keyed: true, readsPerOrder: 1 },
+  // The same job in Flink SQL: its window aggregation repartitions by category, as the keyBy does.
+  { name: 'order-aggregation.sql, unkeyed orders on any partition', pipeline: loadSqlPipeline(fileURLToPath(new URL('../../../examples/order-aggregation.sql', import.meta.url))), keyed: false, readsPerOrder: 2 },
 ];
 
 describe('the seed pipeline (examples/order-aggregation.ts and its in-place variant)', () => {

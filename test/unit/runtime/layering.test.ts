@@ -51,6 +51,16 @@ describe('lib/runtime', () => {
   });
 });
 
+describe('lib/sql', () => {
+  // SQL compiles to the DataStream API, so that state, checkpoints and exactly-once carry over unchanged.
+  it('plans onto lib/api, and reaches nothing of the runtime', () => {
+    const outside = [...importGraph()]
+      .filter(([file]) => file.startsWith('sql/'))
+      .flatMap(([file, imports]) => imports.filter((target) => !/^(sql|api)\//.test(target) && target !== 'kafka/records.ts').map((target) => `${file} → ${target}`));
+    expect(outside).toEqual([]);
+  });
+});
+
 describe('lib', () => {
   // DataStream and ConnectedStreams name each other, as Flink's do: lib/api alone may.
   it('has no import circle outside lib/api', () => {

@@ -1,0 +1,134 @@
+import type { AggregateFunction } from '../api/functions.js';
+import type { Expression } from './ast.js';
+import { decimalAdd, decimalDivide } from './decimal.js';
+import { SqlError } from './errors.js';
+import type { Compiled, Row, Scope } from './compiled.js';
+import { compileBoolean, compileExpression } from './expressions.js';
+import { BIGINT, decimal, isNumeric, typeName, type SqlType, type SqlValue } from './types.js';
+import { compareValues } from './values.js';
+
+/** One aggregate call of a grouped query, compiled against its input. */
+export interface AggregateCall {
+  readonly expression: Extract<Expression, { kind: 'call' }>;
+  readonly type: SqlType;
+  /** What it keeps per group and window: JSON, as state is. */
+  readonly create: () => unknown;
+  readonly add: (accumulator: unknown, row: Row) => unknown;
+  readonly result: (accumulator: unknown) => SqlValue;
+}
+
+interface Accumulation {
+  readonly type: SqlType;
+  readonly create: () => unknown;
+  /** Adds a non-null value. */
+  readonly add: (accumulator: unknown, value: SqlValue) => unknown;
+  readonly result: (accumulator: unknown) => SqlValue;
+}
+
+function sumOf(type: SqlType): Accumulation {
+  if (type.kind === 'DECIMAL') {
+    const scale = type.scale;
+    return { type: decimal(38, scale), create: () => null, add: (sum, v) => decimalAdd(sum === null ? '0' : (sum as string), String(v), scale), result: (sum) => sum as SqlValue };
+  }
+  const wrap = type.kind === 'INT' ? (n: number) => n | 0 : (n: number) => n;
+  return { type, create: () => null, add: (sum, v) => wrap((sum === null ? 0 : (sum as number)) + (v as number)), result: (sum) => sum as SqlValue };
+}
+
+/** AVG as Flink's: an integer average truncated to its type, a DECIMAL one with at least 6 fraction digits. */
+function averageOf(type: SqlType): Accumulation {
+  const sum = sumOf(type);
+  const scale = type.kind === 'DECIMAL' ? Math.max(6, type.scale) : 0;
+  const divide = (total: SqlValue, count: number): SqlValue =>
+    type.kind === 'DECIMAL' ? decimalDivide(String(total), String(count), scale) : type.kind === 'DOUBLE' ? (total as number) / count : Math.trunc((total as number) / count);
+  return {
+    type: type.kind === 'DECIMAL' ? decimal(38, scale) : type,
+    create: () => [null, 0],
+    add: (accumulator, value) => {
+      const [total, count] = accumulator as [unknown, number];
+      return [sum.add(total, value), count + 1];
+    },
+    result: (accumulator) => {
+      const [total, count] = accumulator as [SqlValue, number];
+      return count === 0 || total === null ? null : divide(total, count);
+    },
+  };
+}
+
+function extremeOf(type: SqlType, sign: 1 | -1): Accumulation {
+  return {
+    type,
+    create: () => null,
+    add: (best, v) => (best === null || sign * compareValues(v, best as SqlValue, type) > 0 ? v : best),
+    result: (best) => best as SqlValue,
+  };
+}
+
+function accumulationOf(call: Extract<Expression, { kind: 'call' }>, argument: Compiled | undefined, scope: Scope): Accumulation {
+  if (call.name === 'COUNT') return { type: { ...BIGINT, nullable: false }, create: () => 0, add: (n) => (n as number) + 1, result: (n) => n as number };
+  const type = (argument as Compiled).type;
+  const numeric = () => {
+    if (!isNumeric(type)) throw new SqlError(`${call.name} needs a number, not ${typeName(type)}`, call.position, scope.text);
+  };
+  switch (call.name) {
+    case 'SUM':
+      numeric();
+      return sumOf(type);
+    case 'AVG':
+      numeric();
+      return averageOf(type);
+    case 'MIN':
+      return extremeOf(type, -1);
+    default:
+      return extremeOf(type, 1);
+  }
+}
+
+/** Compiles COUNT, SUM, MIN, MAX and AVG, with DISTINCT and FILTER (WHERE …), over a grouped query's input rows. */
+export function compileAggregate(call: Extract<Expression, { kind: 'call' }>, scope: Scope): AggregateCall {
+  if (call.args.length > 1 || (call.args.length === 0 && !call.star)) {
+    throw new SqlError(`${call.name} takes one argument${call.name === 'COUNT' ? ' or *' : ''}`, call.position, scope.text);
+  }
+  const [first] = call.args;
+  const argument = first && compileExpression(first, scope);
+  const filter = call.filter && compileBoolean(call.filter, scope, 'FILTER');
+  const accumulation = accumulationOf(call, argument, scope);
+  const counted = (row: Row): SqlValue | undefined => {
+    if (filter && filter.evaluate(row) !== true) return undefined;
+    if (!argument) return true;
+    const value = argument.evaluate(row);
+    return value === null ? undefined : value;
+  };
+  if (!call.distinct) {
+    return {
+      expression: call,
+      type: accumulation.type,
+      create: accumulation.create,
+      add: (accumulator, row) => {
+        const value = counted(row);
+        return value === undefined ? accumulator : accumulation.add(accumulator, value);
+      },
+      result: accumulation.result,
+    };
+  }
+  // DISTINCT keeps the values seen, and aggregates them when the result is asked for.
+  return {
+    expression: call,
+    type: accumulation.type,
+    create: () => [],
+    add: (accumulator, row) => {
+      const value = counted(row);
+      const seen = accumulator as SqlValue[];
+      return value === undefined || seen.includes(value) ? seen : [...seen, value];
+    },
+    result: (accumulator) => accumulation.result((accumulator as SqlValue[]).reduce((a, v) => accumulation.add(a, v), accumulation.create())),
+  };
+}
+
+/** The aggregate calls of a grouped query as one AggregateFunction over its rows: an accumulator per call. */
+export function aggregateFunction(calls: readonly AggregateCall[]): AggregateFunction<Row, unknown[], SqlValue[]> {
+  return {
+    createAccumulator: () => calls.map((call) => call.create()),
+    add: (row, accumulators) => calls.map((call, i) => call.add(accumulators[i], row)),
+    getResult: (accumulators) => calls.map((call, i) => call.result(accumulators[i])),
+  };
+}

@@ -1,0 +1,104 @@
+import type { SqlPosition } from './errors.js';
+
+/** The parsed form of the statements Sluice runs; each node keeps where it starts, for errors. */
+export type Expression =
+  | { readonly kind: 'literal'; readonly value: string | number | boolean | null; readonly text: string; readonly position: SqlPosition }
+  | { readonly kind: 'typedLiteral'; readonly type: 'TIMESTAMP'; readonly text: string; readonly position: SqlPosition }
+  | { readonly kind: 'interval'; readonly millis: number; readonly position: SqlPosition }
+  | { readonly kind: 'column'; readonly table: string | undefined; readonly name: string; readonly position: SqlPosition }
+  | { readonly kind: 'star'; readonly table: string | undefined; readonly position: SqlPosition }
+  | { readonly kind: 'unary'; readonly operator: '-' | 'NOT'; readonly operand: Expression; readonly position: SqlPosition }
+  | { readonly kind: 'binary'; readonly operator: string; readonly left: Expression; readonly right: Expression; readonly position: SqlPosition }
+  | { readonly kind: 'isNull'; readonly operand: Expression; readonly negated: boolean; readonly position: SqlPosition }
+  | { readonly kind: 'between'; readonly operand: Expression; readonly low: Expression; readonly high: Expression; readonly negated: boolean; readonly position: SqlPosition }
+  | { readonly kind: 'in'; readonly operand: Expression; readonly list: readonly Expression[]; readonly negated: boolean; readonly position: SqlPosition }
+  | { readonly kind: 'like'; readonly operand: Expression; readonly pattern: Expression; readonly negated: boolean; readonly position: SqlPosition }
+  | { readonly kind: 'cast'; readonly operand: Expression; readonly type: TypeName; readonly safe: boolean; readonly position: SqlPosition }
+  | {
+      readonly kind: 'case';
+      readonly operand: Expression | undefined;
+      readonly branches: readonly { readonly when: Expression; readonly then: Expression }[];
+      readonly otherwise: Expression | undefined;
+      readonly position: SqlPosition;
+    }
+  | {
+      readonly kind: 'call';
+      readonly name: string;
+      readonly args: readonly Expression[];
+      readonly distinct: boolean;
+      readonly filter: Expression | undefined;
+      /** COUNT(*) */
+      readonly star: boolean;
+      readonly over: boolean;
+      readonly position: SqlPosition;
+    };
+
+/** A type as written: its name, and its parameters such as DECIMAL(10, 2)'s. */
+export interface TypeName {
+  readonly name: string;
+  readonly parameters: readonly number[];
+  readonly notNull: boolean;
+  readonly position: SqlPosition;
+}
+
+export interface SelectItem {
+  readonly expression: Expression;
+  readonly alias: string | undefined;
+}
+
+export type Relation =
+  | { readonly kind: 'table'; readonly name: string; readonly alias: string | undefined; readonly position: SqlPosition }
+  | { readonly kind: 'subquery'; readonly query: Query; readonly alias: string | undefined; readonly position: SqlPosition }
+  | {
+      readonly kind: 'window';
+      readonly function: 'TUMBLE' | 'HOP' | 'CUMULATE';
+      readonly input: Relation;
+      readonly timeColumn: string;
+      /** TUMBLE: [size]; HOP: [slide, size]; CUMULATE: [step, size]; then an optional offset. */
+      readonly intervals: readonly number[];
+      readonly alias: string | undefined;
+      readonly position: SqlPosition;
+    };
+
+export interface Select {
+  readonly kind: 'select';
+  readonly items: readonly SelectItem[];
+  readonly from: Relation;
+  readonly where: Expression | undefined;
+  readonly groupBy: readonly Expression[];
+  readonly having: Expression | undefined;
+  readonly position: SqlPosition;
+}
+
+export type Query = Select | { readonly kind: 'unionAll'; readonly inputs: readonly Query[]; readonly position: SqlPosition };
+
+export type ColumnDefinition =
+  | { readonly kind: 'physical'; readonly name: string; readonly type: TypeName; readonly position: SqlPosition }
+  | { readonly kind: 'computed'; readonly name: string; readonly expression: Expression; readonly position: SqlPosition }
+  | {
+      readonly kind: 'metadata';
+      readonly name: string;
+      readonly type: TypeName;
+      readonly key: string;
+      readonly virtual: boolean;
+      readonly position: SqlPosition;
+    };
+
+export interface CreateTable {
+  readonly kind: 'createTable';
+  readonly name: string;
+  readonly ifNotExists: boolean;
+  readonly columns: readonly ColumnDefinition[];
+  readonly watermark: { readonly column: string; readonly expression: Expression; readonly position: SqlPosition } | undefined;
+  readonly primaryKey: readonly string[] | undefined;
+  readonly options: ReadonlyMap<string, string>;
+  readonly position: SqlPosition;
+}
+
+export type Statement =
+  | CreateTable
+  | { readonly kind: 'createView'; readonly name: string; readonly query: Query; readonly position: SqlPosition }
+  | { readonly kind: 'set'; readonly key: string; readonly value: string; readonly position: SqlPosition }
+  | { readonly kind: 'insert'; readonly table: string; readonly columns: readonly string[] | undefined; readonly query: Query; readonly position: SqlPosition }
+  | { readonly kind: 'statementSet'; readonly inserts: readonly Extract<Statement, { kind: 'insert' }>[]; readonly position: SqlPosition }
+  | { readonly kind: 'query'; readonly query: Query; readonly position: SqlPosition };

@@ -1,0 +1,32 @@
+import { SqlError, type SqlPosition } from './errors.js';
+import type { SqlType, SqlValue } from './types.js';
+
+/** A column a query can name: its name, its type, and the table or alias that qualifies it. */
+export interface Field {
+  readonly name: string;
+  readonly type: SqlType;
+  readonly qualifier?: string | undefined;
+}
+
+/** What an expression may name, and the session it is evaluated in. */
+export interface Scope {
+  readonly fields: readonly Field[];
+  readonly text: string;
+  /** table.local-time-zone */
+  readonly zone: string;
+  /** Expressions a grouped query has computed already (its keys and aggregates): their canonical text → position in the row. */
+  readonly computed?: ReadonlyMap<string, number>;
+}
+
+/** A row: its columns' values in order. Mutable only for the DataStream API's sake: no operator changes a row it is given. */
+export type Row = SqlValue[];
+
+export interface Compiled {
+  readonly type: SqlType;
+  readonly evaluate: (row: Row) => SqlValue;
+}
+
+export function sqlError(scope: Scope, reason: string, position: SqlPosition): SqlError {
+  return new SqlError(reason, position, scope.text);
+}
+

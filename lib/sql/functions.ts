@@ -1,0 +1,280 @@
+import type { Expression } from './ast.js';
+import { decimalNegate, toDecimal } from './decimal.js';
+import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
+import type { Compiled, Row, Scope } from './compiled.js';
+import { commonType } from './type-rules.js';
+import { formatPattern, instantToWallClock, parseWallClock, wallClockToInstant } from './time.js';
+import { BIGINT, BOOLEAN, decimal, DOUBLE, INT, isNumeric, isTemporal, STRING, timestamp, typeName, type SqlType, type SqlValue } from './types.js';
+import { widen } from './values.js';
+
+export interface CallContext {
+  readonly scope: Scope;
+  readonly position: SqlPosition;
+  readonly args: readonly Expression[];
+}
+
+type Kind = SqlType['kind'];
+/** A function's argument kinds: one list per accepted arity ('NUMERIC' any number, 'ANY' anything). */
+type Signature = readonly (Kind | 'NUMERIC' | 'ANY' | 'TEMPORAL')[];
+
+interface ScalarDefinition {
+  readonly signatures: readonly Signature[];
+  /** Whether the last kind of the signature repeats (CONCAT's strings). */
+  readonly variadic?: boolean;
+  /** The result type from the arguments'. */
+  readonly result: (args: readonly Compiled[]) => SqlType;
+  /** The value from non-null arguments (strict functions give NULL for any NULL argument). */
+  readonly apply: (values: readonly SqlValue[], args: readonly Compiled[], zone: string) => SqlValue;
+  /** Functions that see NULL arguments themselves: COALESCE, CONCAT_WS, IF, NULLIF… */
+  readonly lenient?: boolean;
+}
+
+const str = (v: SqlValue | undefined) => String(v);
+const num = (v: SqlValue | undefined) => Number(v);
+const regexCache = new Map<string, RegExp>();
+function regex(pattern: string, flags = 'u'): RegExp {
+  const key = `${flags}/${pattern}`;
+  let compiled = regexCache.get(key);
+  if (!compiled) {
+    compiled = new RegExp(pattern, flags);
+    regexCache.set(key, compiled);
+  }
+  return compiled;
+}
+
+const sameAsFirst = (args: readonly Compiled[]) => (args[0] as Compiled).type;
+
+/** Rounds half away from zero, as Java's BigDecimal.ROUND_HALF_UP does for Flink's ROUND. */
+function roundHalfUp(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  const scaled = Math.abs(value) * factor;
+  const rounded = Math.round(Number(scaled.toPrecision(15))) / factor;
+  return value < 0 ? -rounded : rounded;
+}
+
+/** JSON_VALUE's path: `$`, then `.name` or `['name']` or `[index]` steps. */
+function jsonPath(document: unknown, path: string): unknown {
+  if (!path.startsWith('$')) return undefined;
+  let node = document;
+  const steps = path.slice(1).matchAll(/\.([A-Za-z_$][\w$]*)|\['([^']*)'\]|\[(\d+)\]/g);
+  for (const [, name, quoted, index] of steps) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = index !== undefined ? (node as unknown[])[Number(index)] : (node as Record<string, unknown>)[name ?? quoted ?? ''];
+  }
+  return node;
+}
+
+function padded(values: readonly SqlValue[], left: boolean): SqlValue {
+  const [text, length, pad] = [str(values[0] ?? ''), num(values[1] ?? 0), str(values[2] ?? '')];
+  if (length < 0) return null;
+  if (text.length >= length) return text.slice(0, length);
+  if (pad === '') return null;
+  const fill = pad.repeat(Math.ceil((length - text.length) / pad.length)).slice(0, length - text.length);
+  return left ? fill + text : text + fill;
+}
+
+/** Flink's SUBSTRING: 1-based, a start ≤ 0 counting as 1 … as Flink's SqlFunctionUtils does. */
+function substring(text: string, start: number, length: number | undefined): string | null {
+  if (length !== undefined && length < 0) return null;
+  const from = start > 0 ? start - 1 : start < 0 ? Math.max(0, text.length + start) : 0;
+  return length === undefined ? text.slice(from) : text.slice(from, from + length);
+}
+
+/** FLOOR or CEIL of a DECIMAL's text, to a whole DECIMAL. */
+function decimalRound(text: string, up: boolean): string {
+  const negative = text.startsWith('-');
+  const [whole = '0', fraction = ''] = text.replace(/^[-+]/, '').split('.');
+  let digits = BigInt(whole) * (negative ? -1n : 1n);
+  if (/[1-9]/.test(fraction)) digits += up ? (negative ? 0n : 1n) : negative ? -1n : 0n;
+  return digits.toString();
+}
+
+function floorOrCeil(up: boolean) {
+  return ([value]: readonly SqlValue[], [arg]: readonly Compiled[]): SqlValue =>
+    (arg as Compiled).type.kind === 'DECIMAL' ? decimalRound(str(value), up) : up ? Math.ceil(num(value)) : Math.floor(num(value));
+}
+
+const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
+  UPPER: { signatures: [['STRING']], result: () => STRING, apply: ([s]) => str(s).toUpperCase() },
+  LOWER: { signatures: [['STRING']], result: () => STRING, apply: ([s]) => str(s).toLowerCase() },
+  CHAR_LENGTH: { signatures: [['STRING']], result: () => INT, apply: ([s]) => Array.from(str(s)).length },
+  CHARACTER_LENGTH: { signatures: [['STRING']], result: () => INT, apply: ([s]) => Array.from(str(s)).length },
+  INITCAP: { signatures: [['STRING']], result: () => STRING, apply: ([s]) => str(s).toLowerCase().replace(/(^|[^\p{L}\p{N}])(\p{L})/gu, (_, a: string, b: string) => a + b.toUpperCase()) },
+  TRIM: {
+    signatures: [['STRING', 'STRING', 'STRING']],
+    result: () => STRING,
+    apply: ([side, characters, s]) => {
+      const set = new Set(str(characters));
+      let text = str(s);
+      if (side !== 'TRAILING') while (text !== '' && set.has(text[0] as string)) text = text.slice(1);
+      if (side !== 'LEADING') while (text !== '' && set.has(text[text.length - 1] as string)) text = text.slice(0, -1);
+      return text;
+    },
+  },
+  LTRIM: { signatures: [['STRING']], result: () => STRING, apply: ([s]) => str(s).replace(/^ +/, '') },
+  RTRIM: { signatures: [['STRING']], result: () => STRING, apply: ([s]) => str(s).replace(/ +$/, '') },
+  SUBSTRING: { signatures: [['STRING', 'NUMERIC'], ['STRING', 'NUMERIC', 'NUMERIC']], result: () => STRING, apply: ([s, a, b]) => substring(str(s), num(a), b === undefined ? undefined : num(b)) },
+  SUBSTR: { signatures: [['STRING', 'NUMERIC'], ['STRING', 'NUMERIC', 'NUMERIC']], result: () => STRING, apply: ([s, a, b]) => substring(str(s), num(a), b === undefined ? undefined : num(b)) },
+  CONCAT: { signatures: [['STRING']], variadic: true, result: () => STRING, apply: (values) => values.map(str).join('') },
+  CONCAT_WS: {
+    signatures: [['STRING', 'STRING']],
+    variadic: true,
+    lenient: true,
+    result: () => STRING,
+    apply: ([separator, ...values]) => (separator === null ? null : values.filter((v) => v !== null).map(str).join(str(separator))),
+  },
+  REPLACE: { signatures: [['STRING', 'STRING', 'STRING']], result: () => STRING, apply: ([s, a, b]) => str(s).split(str(a)).join(str(b)) },
+  POSITION: { signatures: [['STRING', 'STRING']], result: () => INT, apply: ([a, b]) => str(b).indexOf(str(a)) + 1 },
+  LOCATE: { signatures: [['STRING', 'STRING']], result: () => INT, apply: ([a, b]) => str(b).indexOf(str(a)) + 1 },
+  LPAD: { signatures: [['STRING', 'NUMERIC', 'STRING']], result: () => STRING, apply: (values) => padded(values, true) },
+  RPAD: { signatures: [['STRING', 'NUMERIC', 'STRING']], result: () => STRING, apply: (values) => padded(values, false) },
+  REPEAT: { signatures: [['STRING', 'NUMERIC']], result: () => STRING, apply: ([s, n]) => str(s).repeat(Math.max(0, num(n))) },
+  REVERSE: { signatures: [['STRING']], result: () => STRING, apply: ([s]) => Array.from(str(s)).reverse().join('') },
+  SPLIT_INDEX: {
+    signatures: [['STRING', 'STRING', 'NUMERIC']],
+    result: () => STRING,
+    apply: ([s, separator, index]) => (num(index) < 0 ? null : (str(s).split(str(separator))[num(index)] ?? null)),
+  },
+  REGEXP: { signatures: [['STRING', 'STRING']], result: () => BOOLEAN, apply: ([s, p]) => regex(str(p)).test(str(s)) },
+  REGEXP_EXTRACT: {
+    signatures: [['STRING', 'STRING'], ['STRING', 'STRING', 'NUMERIC']],
+    result: () => STRING,
+    apply: ([s, p, index]) => regex(str(p)).exec(str(s))?.[index === undefined ? 0 : num(index)] ?? null,
+  },
+  REGEXP_REPLACE: { signatures: [['STRING', 'STRING', 'STRING']], result: () => STRING, apply: ([s, p, r]) => str(s).replace(regex(str(p), 'gu'), str(r).replace(/\$(\d)/g, '$$$1')) },
+  JSON_VALUE: {
+    signatures: [['STRING', 'STRING']],
+    result: () => STRING,
+    apply: ([s, path]) => {
+      let document: unknown;
+      try {
+        document = JSON.parse(str(s));
+      } catch {
+        return null;
+      }
+      const value = jsonPath(document, str(path));
+      return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : null;
+    },
+  },
+  ABS: {
+    signatures: [['NUMERIC']],
+    result: sameAsFirst,
+    apply: ([v], [arg]) => ((arg as Compiled).type.kind === 'DECIMAL' ? (str(v).startsWith('-') ? decimalNegate(str(v)) : (v ?? null)) : Math.abs(num(v))),
+  },
+  MOD: { signatures: [['NUMERIC', 'NUMERIC']], result: (args) => (args[1] as Compiled).type, apply: ([a, b]) => num(a) % num(b) },
+  ROUND: {
+    signatures: [['NUMERIC'], ['NUMERIC', 'INT']],
+    result: (args) => {
+      const type = (args[0] as Compiled).type;
+      if (type.kind !== 'DECIMAL') return type;
+      // The digits kept are a literal, as Flink requires: it evaluates the same for any row.
+      const digits = args[1] ? Number(args[1].evaluate([])) : 0;
+      const scale = Math.min(type.scale, Math.max(0, digits));
+      return decimal(type.precision - type.scale + scale + (scale < type.scale ? 1 : 0), scale, type.nullable);
+    },
+    apply: ([v, digits], [arg]) => {
+      const type = (arg as Compiled).type;
+      const d = digits === undefined ? 0 : num(digits);
+      if (type.kind === 'DECIMAL') return toDecimal(str(v), 38, Math.min(type.scale, Math.max(0, d)));
+      const rounded = roundHalfUp(num(v), d);
+      return type.kind === 'INT' ? rounded | 0 : rounded;
+    },
+  },
+  FLOOR: { signatures: [['NUMERIC']], result: (args) => decimalWhole((args[0] as Compiled).type), apply: floorOrCeil(false) },
+  CEIL: { signatures: [['NUMERIC']], result: (args) => decimalWhole((args[0] as Compiled).type), apply: floorOrCeil(true) },
+  CEILING: { signatures: [['NUMERIC']], result: (args) => decimalWhole((args[0] as Compiled).type), apply: floorOrCeil(true) },
+  POWER: { signatures: [['NUMERIC', 'NUMERIC']], result: () => DOUBLE, apply: ([a, b]) => num(a) ** num(b) },
+  SQRT: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.sqrt(num(a)) },
+  LN: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.log(num(a)) },
+  LOG10: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.log10(num(a)) },
+  EXP: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.exp(num(a)) },
+  SIGN: { signatures: [['NUMERIC']], result: sameAsFirst, apply: ([a], [arg]) => ((arg as Compiled).type.kind === 'DECIMAL' ? toDecimal(String(Math.sign(num(a))), 38, 0) : Math.sign(num(a))) },
+  COALESCE: { signatures: [['ANY']], variadic: true, lenient: true, result: () => STRING, apply: (values) => values.find((v) => v !== null) ?? null },
+  NULLIF: { signatures: [['ANY', 'ANY']], lenient: true, result: sameAsFirst, apply: ([a, b]) => (a !== null && b !== null && String(a) === String(b) ? null : a ?? null) },
+  IF: { signatures: [['BOOLEAN', 'ANY', 'ANY']], lenient: true, result: () => STRING, apply: ([c, a, b]) => (c === true ? a ?? null : b ?? null) },
+  IS_TRUTH: { signatures: [['BOOLEAN', 'BOOLEAN']], lenient: true, result: () => BOOLEAN, apply: ([v, truth]) => v === truth },
+  TO_TIMESTAMP_LTZ: {
+    signatures: [['NUMERIC'], ['NUMERIC', 'INT']],
+    result: () => timestamp('TIMESTAMP_LTZ', 3),
+    apply: ([v, precision]) => (precision === undefined || num(precision) === 3 ? Math.trunc(num(v)) : Math.trunc(num(v) * 1000)),
+  },
+  TO_TIMESTAMP: {
+    signatures: [['STRING']],
+    result: () => timestamp('TIMESTAMP', 3),
+    apply: ([s]) => parseWallClock(str(s)) ?? null,
+  },
+  DATE_FORMAT: {
+    signatures: [['TEMPORAL', 'STRING']],
+    result: () => STRING,
+    apply: ([t, pattern], [arg], zone) => formatPattern((arg as Compiled).type.kind === 'TIMESTAMP_LTZ' ? instantToWallClock(zone, num(t)) : num(t), str(pattern)),
+  },
+  UNIX_TIMESTAMP: {
+    signatures: [['STRING']],
+    result: () => BIGINT,
+    apply: ([s], _, zone) => {
+      const wall = parseWallClock(str(s));
+      return wall === undefined ? null : Math.floor(wallClockToInstant(zone, wall) / 1000);
+    },
+  },
+};
+
+function decimalWhole(type: SqlType): SqlType {
+  return type.kind === 'DECIMAL' ? decimal(Math.max(1, type.precision - type.scale + (type.scale > 0 ? 1 : 0)), 0, type.nullable) : type;
+}
+
+const UNSUPPORTED_FUNCTIONS = new Set(['LISTAGG', 'COLLECT', 'FIRST_VALUE', 'LAST_VALUE', 'ROW_NUMBER', 'RANK', 'DENSE_RANK', 'LEAD', 'LAG', 'STDDEV_POP', 'STDDEV_SAMP', 'VAR_POP', 'VAR_SAMP', 'PROCTIME', 'NOW', 'JSON_QUERY', 'JSON_OBJECT', 'JSON_ARRAY', 'TIMESTAMPADD', 'TIMESTAMPDIFF', 'EXTRACT', 'UUID', 'RAND', 'RAND_INTEGER']);
+
+export const SCALAR_FUNCTION_NAMES: readonly string[] = Object.keys(SCALAR_FUNCTIONS).filter((name) => name !== 'IS_TRUTH');
+
+function accepts(kind: Signature[number], type: SqlType): boolean {
+  if (type.kind === 'NULL' || kind === 'ANY') return true;
+  if (kind === 'NUMERIC') return isNumeric(type);
+  if (kind === 'TEMPORAL') return isTemporal(type);
+  if (kind === 'INT') return type.kind === 'INT';
+  return kind === type.kind;
+}
+
+function signatureOf(definition: ScalarDefinition, args: readonly Compiled[]): Signature | undefined {
+  return definition.signatures.find((signature) => {
+    if (definition.variadic ? args.length < signature.length : args.length !== signature.length) return false;
+    return args.every((arg, i) => accepts(signature[Math.min(i, signature.length - 1)] as Signature[number], arg.type));
+  });
+}
+
+/** The result type of a function whose result is one of its arguments' (COALESCE, IF). */
+function choiceType(name: string, args: readonly Compiled[], context: CallContext): SqlType {
+  const choices = name === 'IF' ? args.slice(1) : args;
+  return commonType(
+    choices.map((a) => a.type),
+    context.scope,
+    context.position,
+    name,
+  );
+}
+
+/** Compiles a call of one of Flink's scalar functions, checking its arguments' types. */
+export function scalarFunction(name: string, args: readonly Compiled[], context: CallContext): Compiled {
+  const definition = SCALAR_FUNCTIONS[name];
+  const { scope, position } = context;
+  if (!definition) {
+    if (UNSUPPORTED_FUNCTIONS.has(name)) throw new SqlUnsupportedError(`the function ${name}`, position, scope.text);
+    throw new SqlError(`no function named ${name}: docs/sql.md lists the functions Sluice has`, position, scope.text);
+  }
+  if (!signatureOf(definition, args)) {
+    const wanted = definition.signatures.map((s) => `${name}(${s.join(', ')}${definition.variadic ? ', …' : ''})`).join(' or ');
+    throw new SqlError(`${name}(${args.map((a) => typeName(a.type)).join(', ')}) does not match ${wanted}`, position, scope.text);
+  }
+  const type = name === 'COALESCE' || name === 'IF' ? choiceType(name, args, context) : definition.result(args);
+  const converts = name === 'COALESCE' || name === 'IF';
+  const { apply, lenient } = definition;
+  const zone = scope.zone;
+  const evaluators = args.map((arg) => (converts ? (row: Row) => widen(arg.evaluate(row), arg.type, type) : arg.evaluate));
+  return {
+    type: { ...type, nullable: true },
+    evaluate: (row) => {
+      const values = evaluators.map((evaluate) => evaluate(row));
+      if (!lenient && values.includes(null)) return null;
+      return apply(values, args, zone);
+    },
+  };
+}

@@ -1,0 +1,312 @@
+import type { DataStream } from '../api/datastream.js';
+import type { StreamExecutionEnvironment } from '../api/environment.js';
+import { DeliveryGuarantee, KafkaSink, type KafkaRecordSerializationSchema } from '../api/sink.js';
+import { KafkaSource, OffsetResetStrategy, OffsetsInitializer } from '../api/source.js';
+import { WatermarkStrategy } from '../api/watermark.js';
+import type { KafkaRecord } from '../kafka/records.js';
+import { physicalFields, type ConnectorTable, type TableColumn } from './catalog.js';
+import { SqlError, SqlUnsupportedError } from './errors.js';
+import type { Compiled, Field, Row, Scope } from './compiled.js';
+import { compileExpression } from './expressions.js';
+import { jsonRowReader, jsonRowWriter, type JsonFormatOptions } from './json-format.js';
+import type { SqlSession } from './session.js';
+import { isTemporal, typeName, type SqlValue } from './types.js';
+
+/** The Kafka connector's options that Sluice reads, as Flink names them. */
+const KAFKA_OPTIONS = new Set([
+  'connector',
+  'topic',
+  'properties.bootstrap.servers',
+  'properties.group.id',
+  'properties.auto.offset.reset',
+  'scan.startup.mode',
+  'scan.startup.timestamp-millis',
+  'format',
+  'value.format',
+  'json.fail-on-missing-field',
+  'json.ignore-parse-errors',
+  'json.timestamp-format.standard',
+  'key.format',
+  'key.fields',
+  'value.fields-include',
+  'sink.delivery-guarantee',
+  'sink.transactional-id-prefix',
+]);
+
+const UNSUPPORTED_OPTIONS: readonly [RegExp, string][] = [
+  [/^topic-pattern$/, "'topic-pattern'"],
+  [/^key\.fields-prefix$/, "'key.fields-prefix'"],
+  [/^key\.json\./, "key.json.* options"],
+  [/^sink\.partitioner$/, "'sink.partitioner'"],
+  [/^scan\.startup\.specific-offsets$/, 'specific startup offsets'],
+  [/^scan\.bounded\./, 'bounded scans'],
+];
+
+/** A planned relation: its rows, its columns, and which column is its event time, if any. */
+export interface PlannedRelation {
+  readonly stream: DataStream<Row>;
+  readonly fields: readonly Field[];
+  readonly rowtime: number | undefined;
+}
+
+function tableError(table: ConnectorTable, reason: string): SqlError {
+  return new SqlError(`table ${table.name}: ${reason}`, table.position, table.text);
+}
+
+/** Checks the table's options against the connector's, failing on any it does not know, as Flink does. */
+function checkOptions(table: ConnectorTable): void {
+  const connector = table.options.get('connector');
+  if (connector === 'upsert-kafka') throw new SqlUnsupportedError("the 'upsert-kafka' connector", table.position, table.text);
+  if (connector !== 'kafka') throw tableError(table, `'connector' = '${connector ?? ''}' is not a connector Sluice has: use 'kafka'`);
+  for (const key of table.options.keys()) {
+    const unsupported = UNSUPPORTED_OPTIONS.find(([pattern]) => pattern.test(key));
+    if (unsupported) throw new SqlUnsupportedError(unsupported[1], table.position, table.text);
+    if (!KAFKA_OPTIONS.has(key) && !key.startsWith('properties.')) {
+      throw tableError(table, `unsupported option '${key}' for the kafka connector; its options are ${[...KAFKA_OPTIONS].join(', ')} and properties.*`);
+    }
+  }
+  const format = table.options.get('value.format') ?? table.options.get('format');
+  if (format === undefined) throw tableError(table, "needs 'format' = 'json'");
+  if (format !== 'json') {
+    if (['raw', 'csv', 'avro', 'avro-confluent', 'protobuf', 'protobuf-confluent', 'debezium-json', 'canal-json', 'maxwell-json'].includes(format)) {
+      throw new SqlUnsupportedError(`the '${format}' format`, table.position, table.text);
+    }
+    throw tableError(table, `'format' = '${format}' is not a format: use 'json'`);
+  }
+}
+
+function required(table: ConnectorTable, key: string, why: string): string {
+  const value = table.options.get(key);
+  if (value === undefined || value.trim() === '') throw tableError(table, `needs '${key}' (${why})`);
+  return value;
+}
+
+function jsonOptions(table: ConnectorTable): JsonFormatOptions {
+  const flag = (key: string) => {
+    const value = table.options.get(key) ?? 'false';
+    if (value !== 'true' && value !== 'false') throw tableError(table, `'${key}' is 'true' or 'false', not '${value}'`);
+    return value === 'true';
+  };
+  const standard = table.options.get('json.timestamp-format.standard') ?? 'SQL';
+  if (standard !== 'SQL' && standard !== 'ISO-8601') throw tableError(table, `'json.timestamp-format.standard' is 'SQL' or 'ISO-8601', not '${standard}'`);
+  if (flag('json.fail-on-missing-field') && flag('json.ignore-parse-errors')) {
+    throw tableError(table, "'json.fail-on-missing-field' and 'json.ignore-parse-errors' cannot both be true");
+  }
+  return { failOnMissingField: flag('json.fail-on-missing-field'), timestampStandard: standard };
+}
+
+/** Where a source starts without a checkpoint: scan.startup.mode, Flink's default being group-offsets. */
+function startingOffsets(table: ConnectorTable): OffsetsInitializer {
+  const mode = table.options.get('scan.startup.mode') ?? 'group-offsets';
+  switch (mode) {
+    case 'earliest-offset':
+      return OffsetsInitializer.earliest();
+    case 'latest-offset':
+      return OffsetsInitializer.latest();
+    case 'group-offsets': {
+      const reset = table.options.get('properties.auto.offset.reset') ?? 'none';
+      const strategy = reset === 'earliest' ? OffsetResetStrategy.EARLIEST : reset === 'latest' ? OffsetResetStrategy.LATEST : OffsetResetStrategy.NONE;
+      return OffsetsInitializer.committedOffsets(strategy);
+    }
+    case 'timestamp':
+      return OffsetsInitializer.timestamp(Number(required(table, 'scan.startup.timestamp-millis', "scan.startup.mode 'timestamp' starts there")));
+    default:
+      if (mode === 'specific-offsets') throw new SqlUnsupportedError("scan.startup.mode 'specific-offsets'", table.position, table.text);
+      throw tableError(table, `'scan.startup.mode' = '${mode}' is not a mode: earliest-offset, latest-offset, group-offsets or timestamp`);
+  }
+}
+
+/** The record key's columns (key.format and key.fields), and which physical columns the value holds (value.fields-include). */
+interface KeyLayout {
+  readonly format: 'raw' | 'json' | undefined;
+  readonly keyFields: readonly Field[];
+  readonly valueFields: readonly Field[];
+}
+
+function keyLayout(table: ConnectorTable): KeyLayout {
+  const physical = physicalFields(table);
+  const format = table.options.get('key.format');
+  const names = table.options.get('key.fields')?.split(';').map((name) => name.trim());
+  const include = table.options.get('value.fields-include') ?? 'ALL';
+  if (include !== 'ALL' && include !== 'EXCEPT_KEY') throw tableError(table, `'value.fields-include' is 'ALL' or 'EXCEPT_KEY', not '${include}'`);
+  if (format === undefined) {
+    if (names) throw tableError(table, "'key.fields' needs 'key.format' ('raw' or 'json') to write the key in");
+    if (include === 'EXCEPT_KEY') throw tableError(table, "'value.fields-include' = 'EXCEPT_KEY' needs 'key.format' and 'key.fields'");
+    return { format: undefined, keyFields: [], valueFields: physical };
+  }
+  if (format !== 'raw' && format !== 'json') throw tableError(table, `'key.format' = '${format}' is not a key format Sluice has: use 'raw' or 'json'`);
+  if (!names) throw tableError(table, "'key.format' needs 'key.fields': the columns the key holds, as 'a;b'");
+  const keyFields = names.map((name) => {
+    const field = physical.find((f) => f.name === name);
+    if (!field) throw tableError(table, `'key.fields' names '${name}', which is not a physical column`);
+    return field;
+  });
+  if (format === 'raw' && (keyFields.length !== 1 || keyFields[0]?.type.kind !== 'STRING')) {
+    throw tableError(table, "'key.format' = 'raw' holds one STRING column: name one in 'key.fields', or use 'json'");
+  }
+  const valueFields = include === 'ALL' ? physical : physical.filter((f) => !keyFields.includes(f));
+  return { format, keyFields, valueFields };
+}
+
+function metadataValue(record: KafkaRecord, key: string): SqlValue {
+  switch (key) {
+    case 'topic':
+      return record.topic;
+    case 'partition':
+      return record.partition;
+    case 'offset':
+      return record.offset;
+    case 'timestamp':
+      return record.timestamp;
+    default:
+      return record.timestampType;
+  }
+}
+
+/** How a record becomes a row: the format's physical values and the metadata, then the computed columns over them. */
+function rowReader(table: ConnectorTable, session: SqlSession): { read: (record: KafkaRecord) => Row | null; fields: Field[] } {
+  const layout = keyLayout(table);
+  const options = jsonOptions(table);
+  const readValue = jsonRowReader(layout.valueFields, options);
+  const readKey = layout.format === 'json' && layout.valueFields.length < physicalFields(table).length ? jsonRowReader(layout.keyFields, options) : undefined;
+  const keyFromValue = layout.valueFields.length === physicalFields(table).length;
+  const ignoreParseErrors = table.options.get('json.ignore-parse-errors') === 'true';
+  const stored = table.columns.filter((c): c is Exclude<TableColumn, { kind: 'computed' }> => c.kind !== 'computed');
+  const storedScope: Scope = { fields: stored.map((c) => ({ name: c.name, type: c.type })), text: table.text, zone: session.zone };
+  const computed = new Map(
+    table.columns.flatMap((c) => (c.kind === 'computed' ? [[c.name, compileExpression(c.expression, storedScope)] as const] : [])),
+  );
+  const fields = table.columns.map((c) => ({ name: c.name, type: c.kind === 'computed' ? (computed.get(c.name) as Compiled).type : c.type }));
+  const columnOrder = table.columns.map((c) => (c.kind === 'computed' ? (computed.get(c.name) as Compiled) : stored.indexOf(c)));
+  const valueIndex = new Map(layout.valueFields.map((f, i) => [f.name, i]));
+  const keyIndex = new Map(layout.keyFields.map((f, i) => [f.name, i]));
+  /** The physical columns by name: from the value, or for EXCEPT_KEY's key columns from the key. */
+  const physicalOf = (record: KafkaRecord): (name: string) => SqlValue => {
+    if (record.value === null) throw new Error('the record has a null value (a tombstone), which the json format does not read');
+    const values = readValue(record.value.toString('utf8'));
+    if (keyFromValue) return (name) => values[valueIndex.get(name) as number] ?? null;
+    const keyText = record.key?.toString('utf8') ?? null;
+    const keys = readKey ? (keyText === null ? [] : readKey(keyText)) : [keyText];
+    return (name) => (valueIndex.has(name) ? (values[valueIndex.get(name) as number] ?? null) : (keys[keyIndex.get(name) as number] ?? null));
+  };
+  const read = (record: KafkaRecord): Row | null => {
+    let physical: (name: string) => SqlValue;
+    try {
+      physical = physicalOf(record);
+    } catch (error) {
+      if (ignoreParseErrors) return null;
+      throw new Error(`table ${table.name} cannot read the record: ${(error as Error).message} (set 'json.ignore-parse-errors' = 'true' to skip such records)`, { cause: error });
+    }
+    const base = stored.map((c) => (c.kind === 'physical' ? physical(c.name) : metadataValue(record, c.key)));
+    return columnOrder.map((at) => (typeof at === 'number' ? (base[at] ?? null) : at.evaluate(base)));
+  };
+  return { read, fields };
+}
+
+/** The table's watermark strategy: its rowtime column's value, and the largest value of its WATERMARK expression so far. */
+function watermarkStrategy(table: ConnectorTable, fields: readonly Field[], session: SqlSession): { strategy: WatermarkStrategy<Row | null>; rowtime: number | undefined } {
+  const { watermark } = table;
+  if (!watermark) return { strategy: WatermarkStrategy.noWatermarks(), rowtime: undefined };
+  const scope: Scope = { fields, text: table.text, zone: session.zone };
+  const rowtime = fields.findIndex((f) => f.name.toLowerCase() === watermark.column.toLowerCase());
+  const column = fields[rowtime] as Field;
+  if (!isTemporal(column.type) || column.type.precision > 3) {
+    throw new SqlError(`the rowtime column '${column.name}' must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), not ${typeName(column.type)}`, watermark.position, table.text);
+  }
+  if (watermark.expression.kind === 'call' && watermark.expression.name === 'SOURCE_WATERMARK') {
+    throw new SqlError('the kafka connector emits no watermarks of its own: SOURCE_WATERMARK() is for tables made with fromDataStream', watermark.position, table.text);
+  }
+  const bound = compileExpression(watermark.expression, scope);
+  if (bound.type.kind !== column.type.kind) {
+    throw new SqlError(`the watermark expression is ${typeName(bound.type)}; it must be ${column.type.kind} like its column`, watermark.position, table.text);
+  }
+  const strategy = WatermarkStrategy.forGenerator<Row | null>(() => {
+    let highest: number | undefined;
+    return {
+      onEvent: (row) => {
+        const value = row === null ? null : bound.evaluate(row);
+        if (typeof value === 'number' && (highest === undefined || value > highest)) highest = value;
+      },
+      onPeriodicEmit: (output) => {
+        if (highest !== undefined) output.emitWatermark(highest);
+      },
+      snapshotState: () => highest ?? null,
+      restoreState: (state) => {
+        highest = typeof state === 'number' ? state : undefined;
+      },
+    };
+  }, `WATERMARK FOR ${column.name}`).withTimestampAssigner((row, recordTimestamp) => (row === null ? recordTimestamp : (row[rowtime] as number)));
+  return { strategy: session.idleTimeout === undefined ? strategy : strategy.withIdleness(session.idleTimeout), rowtime };
+}
+
+/** Reads a kafka table as a stream of rows. */
+export function kafkaSource(table: ConnectorTable, env: StreamExecutionEnvironment, session: SqlSession): PlannedRelation {
+  checkOptions(table);
+  const { read, fields } = rowReader(table, session);
+  const { strategy, rowtime } = watermarkStrategy(table, fields, session);
+  const source = KafkaSource.builder<Row | null>()
+    .setBootstrapServers(required(table, 'properties.bootstrap.servers', 'the brokers, host:port,host:port'))
+    .setTopics(required(table, 'topic', 'the topic to read').split(';'))
+    .setGroupId(required(table, 'properties.group.id', "the consumer group the pipeline's trigger reads with"))
+    .setStartingOffsets(startingOffsets(table))
+    .setDeserializer({
+      deserialize: (record) => {
+        const row = read(record);
+        if (row !== null && rowtime !== undefined && row[rowtime] === null) {
+          throw new Error(`table ${table.name}: the rowtime column '${fields[rowtime]?.name ?? ''}' is NULL; a row needs its event time`);
+        }
+        return row;
+      },
+    })
+    .build();
+  const rows = env.fromSource(source, strategy, table.name);
+  const stream = table.options.get('json.ignore-parse-errors') === 'true' ? rows.filter((row) => row !== null) : rows;
+  return { stream: stream as DataStream<Row>, fields: fields.map((f, i) => (i === rowtime ? { ...f, type: { ...f.type, rowtime: true } } : f)), rowtime };
+}
+
+const GUARANTEES: Record<string, DeliveryGuarantee> = {
+  none: DeliveryGuarantee.NONE,
+  'at-least-once': DeliveryGuarantee.AT_LEAST_ONCE,
+  'exactly-once': DeliveryGuarantee.EXACTLY_ONCE,
+};
+
+/** The columns an INSERT INTO the table writes, in order: physical and writable metadata columns. */
+export function persistedColumns(table: ConnectorTable): TableColumn[] {
+  return table.columns.filter((c) => c.kind === 'physical' || (c.kind === 'metadata' && !c.virtual));
+}
+
+/** Writes rows of the table's persisted columns to its topic in its format, with its delivery guarantee. */
+export function kafkaSink(table: ConnectorTable): KafkaSink<Row> {
+  checkOptions(table);
+  const persisted = persistedColumns(table);
+  const layout = keyLayout(table);
+  const options = jsonOptions(table);
+  const positionOf = (field: Field) => persisted.findIndex((c) => c.name === field.name);
+  const valuePositions = layout.valueFields.map(positionOf);
+  const keyPositions = layout.keyFields.map(positionOf);
+  const stamp = persisted.findIndex((c) => c.kind === 'metadata' && c.key === 'timestamp');
+  const writeValue = jsonRowWriter(layout.valueFields, options);
+  const writeKey = layout.format === 'json' ? jsonRowWriter(layout.keyFields, options) : undefined;
+  const keyOf = (row: Row): string | null => {
+    if (layout.format === undefined) return null;
+    const values = keyPositions.map((i) => row[i] ?? null);
+    return writeKey ? writeKey(values) : (values[0] as string | null);
+  };
+  const topic = required(table, 'topic', 'the topic to write');
+  const serializer: KafkaRecordSerializationSchema<Row> = {
+    topic,
+    serialize: (row) => {
+      const timestamp = stamp < 0 ? null : row[stamp];
+      return { topic, key: keyOf(row), value: writeValue(valuePositions.map((i) => row[i] ?? null)), ...(typeof timestamp === 'number' ? { timestamp } : {}) };
+    },
+  };
+  const guaranteeName = table.options.get('sink.delivery-guarantee') ?? 'at-least-once';
+  const guarantee = GUARANTEES[guaranteeName];
+  if (!guarantee) throw tableError(table, `'sink.delivery-guarantee' = '${guaranteeName}' is not a guarantee: none, at-least-once or exactly-once`);
+  const builder = KafkaSink.builder<Row>()
+    .setBootstrapServers(required(table, 'properties.bootstrap.servers', 'the brokers, host:port,host:port'))
+    .setRecordSerializer(serializer)
+    .setDeliveryGuarantee(guarantee);
+  if (guarantee === DeliveryGuarantee.EXACTLY_ONCE) builder.setTransactionalIdPrefix(required(table, 'sink.transactional-id-prefix', 'exactly-once names its transactions with it'));
+  return builder.build();
+}

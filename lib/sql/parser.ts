@@ -1,0 +1,669 @@
+import type { ColumnDefinition, CreateTable, Expression, Query, Relation, Select, SelectItem, Statement, TypeName } from './ast.js';
+import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
+import { tokenize, type Token } from './lexer.js';
+
+/** Words that end an expression or a relation, so that they are never read as an alias. */
+const RESERVED = new Set(
+  (
+    'SELECT FROM WHERE GROUP BY HAVING ORDER LIMIT UNION ALL AS AND OR NOT IS NULL TRUE FALSE CASE WHEN THEN ELSE END ' +
+    'JOIN INNER LEFT RIGHT FULL CROSS ON USING WINDOW MATCH_RECOGNIZE OVER INSERT INTO VALUES WITH BETWEEN IN LIKE ' +
+    'DISTINCT TABLE FOR SYSTEM_TIME INTERVAL LATERAL EXCEPT INTERSECT MINUS'
+  ).split(' '),
+);
+
+const INTERVAL_UNITS: Record<string, number> = {
+  SECOND: 1000,
+  MINUTE: 60_000,
+  HOUR: 3_600_000,
+  DAY: 86_400_000,
+};
+
+/** Statements Flink SQL has and Sluice does not run yet, named by their first words. */
+const UNSUPPORTED_STATEMENTS: readonly [RegExp, string][] = [
+  [/^CREATE (TEMPORARY )?(SYSTEM )?FUNCTION/, 'CREATE FUNCTION'],
+  [/^CREATE (CATALOG|DATABASE)/, 'CREATE CATALOG and CREATE DATABASE'],
+  [/^(ALTER|DROP|DESCRIBE|DESC|SHOW|USE|EXPLAIN|ANALYZE|LOAD|UNLOAD|RESET|TRUNCATE|DELETE|UPDATE|CALL)\b/, 'this statement'],
+];
+
+/** Parses a script of `;`-separated Flink SQL statements. */
+export function parseStatements(text: string): Statement[] {
+  return new Parser(text).statements();
+}
+
+/** Parses one query (a SELECT or a UNION ALL of them), as Table API's sqlQuery takes it. */
+export function parseQuery(text: string): Query {
+  const parser = new Parser(text);
+  const query = parser.query();
+  parser.expectEnd();
+  return query;
+}
+
+class Parser {
+  private readonly tokens: Token[];
+  private at = 0;
+
+  constructor(private readonly text: string) {
+    this.tokens = tokenize(text);
+  }
+
+  statements(): Statement[] {
+    const statements: Statement[] = [];
+    for (;;) {
+      while (this.accept(';')) {
+        /* empty statements */
+      }
+      if (this.peek().kind === 'end') return statements;
+      statements.push(this.statement());
+      if (this.peek().kind !== 'end') this.expect(';');
+    }
+  }
+
+  expectEnd(): void {
+    this.accept(';');
+    if (this.peek().kind !== 'end') throw this.error(`expected the end of the query, found ${this.describe(this.peek())}`);
+  }
+
+  private statement(): Statement {
+    const start = this.peek();
+    const head = this.tokens
+      .slice(this.at, this.at + 4)
+      .map((t) => t.upper)
+      .join(' ');
+    for (const [pattern, feature] of UNSUPPORTED_STATEMENTS) {
+      if (pattern.test(head)) throw new SqlUnsupportedError(feature === 'this statement' ? start.upper : feature, start.position, this.text);
+    }
+    if (this.acceptWords('SET')) {
+      const key = this.string();
+      this.expect('=');
+      return { kind: 'set', key, value: this.string(), position: start.position };
+    }
+    if (this.acceptWords('CREATE')) {
+      this.acceptWords('TEMPORARY');
+      if (this.acceptWords('VIEW')) {
+        this.acceptWords('IF', 'NOT', 'EXISTS');
+        const name = this.qualifiedName();
+        this.expectWords('AS');
+        return { kind: 'createView', name, query: this.query(), position: start.position };
+      }
+      this.expectWords('TABLE');
+      return this.createTable(start.position);
+    }
+    if (this.acceptWords('EXECUTE', 'STATEMENT', 'SET') || this.acceptWords('BEGIN', 'STATEMENT', 'SET')) {
+      this.acceptWords('BEGIN');
+      this.accept(';');
+      const inserts: Extract<Statement, { kind: 'insert' }>[] = [];
+      while (!this.acceptWords('END')) {
+        inserts.push(this.insert());
+        this.accept(';');
+      }
+      return { kind: 'statementSet', inserts, position: start.position };
+    }
+    if (this.peek().upper === 'INSERT') return this.insert();
+    if (this.peek().upper === 'SELECT' || this.peek().text === '(') return { kind: 'query', query: this.query(), position: start.position };
+    throw this.error(`expected a statement (CREATE TABLE, CREATE VIEW, SET, INSERT INTO, EXECUTE STATEMENT SET or SELECT), found ${this.describe(start)}`);
+  }
+
+  private insert(): Extract<Statement, { kind: 'insert' }> {
+    const start = this.peek();
+    this.expectWords('INSERT');
+    if (!this.acceptWords('INTO')) {
+      if (this.peek().upper === 'OVERWRITE') throw new SqlUnsupportedError('INSERT OVERWRITE', this.peek().position, this.text);
+      this.expectWords('INTO');
+    }
+    const table = this.qualifiedName();
+    let columns: string[] | undefined;
+    if (this.peek().text === '(' && this.tokens[this.at + 1]?.upper !== 'SELECT') {
+      this.expect('(');
+      columns = this.commaSeparated(() => this.identifier());
+      this.expect(')');
+    }
+    return { kind: 'insert', table, columns, query: this.query(), position: start.position };
+  }
+
+  private createTable(position: SqlPosition): CreateTable {
+    const ifNotExists = this.acceptWords('IF', 'NOT', 'EXISTS');
+    const name = this.qualifiedName();
+    if (this.peek().upper === 'LIKE' || this.peek().upper === 'AS') throw new SqlUnsupportedError(`CREATE TABLE … ${this.peek().upper}`, this.peek().position, this.text);
+    this.expect('(');
+    const columns: ColumnDefinition[] = [];
+    let watermark: CreateTable['watermark'];
+    let primaryKey: string[] | undefined;
+    do {
+      const start = this.peek();
+      if (this.acceptWords('WATERMARK')) {
+        this.expectWords('FOR');
+        const column = this.identifier();
+        this.expectWords('AS');
+        watermark = { column, expression: this.expression(), position: start.position };
+      } else if (this.acceptWords('PRIMARY')) {
+        this.expectWords('KEY');
+        this.expect('(');
+        primaryKey = this.commaSeparated(() => this.identifier());
+        this.expect(')');
+        this.expectWords('NOT');
+        this.expectWords('ENFORCED');
+      } else if (this.peek().upper === 'CONSTRAINT') {
+        this.next();
+        this.identifier();
+        continue;
+      } else {
+        columns.push(this.column());
+      }
+    } while (this.accept(','));
+    this.expect(')');
+    if (this.acceptWords('COMMENT')) this.string();
+    if (this.peek().upper === 'PARTITIONED' || this.peek().upper === 'DISTRIBUTED') throw new SqlUnsupportedError(`${this.peek().upper} BY`, this.peek().position, this.text);
+    const options = new Map<string, string>();
+    if (this.acceptWords('WITH')) {
+      this.expect('(');
+      if (this.peek().text !== ')') {
+        do {
+          const key = this.string();
+          this.expect('=');
+          options.set(key, this.string());
+        } while (this.accept(','));
+      }
+      this.expect(')');
+    }
+    return { kind: 'createTable', name, ifNotExists, columns, watermark, primaryKey, options, position };
+  }
+
+  private column(): ColumnDefinition {
+    const start = this.peek();
+    const name = this.identifier();
+    if (this.acceptWords('AS')) return { kind: 'computed', name, expression: this.expression(), position: start.position };
+    const type = this.typeName();
+    if (this.acceptWords('METADATA')) {
+      const key = this.acceptWords('FROM') ? this.string() : name;
+      return { kind: 'metadata', name, type, key, virtual: this.acceptWords('VIRTUAL'), position: start.position };
+    }
+    if (this.acceptWords('PRIMARY')) throw new SqlUnsupportedError('an inline PRIMARY KEY (declare PRIMARY KEY (…) NOT ENFORCED after the columns)', start.position, this.text);
+    if (this.acceptWords('COMMENT')) this.string();
+    return { kind: 'physical', name, type, position: start.position };
+  }
+
+  private typeName(): TypeName {
+    const start = this.peek();
+    let name = this.word();
+    if (name === 'DOUBLE') this.acceptWords('PRECISION');
+    if (name === 'CHARACTER' && this.acceptWords('VARYING')) name = 'VARCHAR';
+    const parameters: number[] = [];
+    if (this.accept('(')) {
+      do parameters.push(Number(this.expectKind('number').text));
+      while (this.accept(','));
+      this.expect(')');
+    }
+    if (name === 'TIMESTAMP' && this.acceptWords('WITH', 'LOCAL', 'TIME', 'ZONE')) name = 'TIMESTAMP_LTZ';
+    else if (name === 'TIMESTAMP') this.acceptWords('WITHOUT', 'TIME', 'ZONE');
+    const notNull = this.acceptWords('NOT', 'NULL');
+    if (!notNull) this.acceptWords('NULL');
+    return { name, parameters, notNull, position: start.position };
+  }
+
+  query(): Query {
+    const first = this.queryTerm();
+    if (this.peek().upper !== 'UNION') return this.noTrailing(first);
+    const inputs: Query[] = [first];
+    while (this.acceptWords('UNION')) {
+      if (!this.acceptWords('ALL')) throw new SqlUnsupportedError('UNION without ALL (a distinct union)', this.peek().position, this.text);
+      inputs.push(this.queryTerm());
+    }
+    return this.noTrailing({ kind: 'unionAll', inputs, position: first.position });
+  }
+
+  private noTrailing(query: Query): Query {
+    const next = this.peek();
+    if (next.upper === 'ORDER' || next.upper === 'LIMIT' || next.upper === 'EXCEPT' || next.upper === 'INTERSECT' || next.upper === 'MINUS') {
+      throw new SqlUnsupportedError(next.upper === 'ORDER' ? 'ORDER BY' : next.upper, next.position, this.text);
+    }
+    return query;
+  }
+
+  private queryTerm(): Query {
+    if (this.peek().text === '(') {
+      this.expect('(');
+      const query = this.query();
+      this.expect(')');
+      return query;
+    }
+    return this.select();
+  }
+
+  private select(): Select {
+    const start = this.peek();
+    if (this.peek().upper === 'WITH') throw new SqlUnsupportedError('WITH (a common table expression; use CREATE VIEW)', start.position, this.text);
+    this.expectWords('SELECT');
+    if (this.peek().upper === 'DISTINCT') throw new SqlUnsupportedError('SELECT DISTINCT', this.peek().position, this.text);
+    this.acceptWords('ALL');
+    const items = this.commaSeparated(() => this.selectItem());
+    this.expectWords('FROM');
+    const from = this.relation();
+    const where = this.acceptWords('WHERE') ? this.expression() : undefined;
+    const groupBy = this.acceptWords('GROUP', 'BY') ? this.commaSeparated(() => this.expression()) : [];
+    const having = this.acceptWords('HAVING') ? this.expression() : undefined;
+    if (this.peek().upper === 'WINDOW') throw new SqlUnsupportedError('a WINDOW clause', this.peek().position, this.text);
+    return { kind: 'select', items, from, where, groupBy, having, position: start.position };
+  }
+
+  private selectItem(): SelectItem {
+    const expression = this.expression();
+    if (this.acceptWords('AS')) return { expression, alias: this.identifier() };
+    const next = this.peek();
+    if ((next.kind === 'word' && !RESERVED.has(next.upper)) || next.kind === 'quoted') return { expression, alias: this.identifier() };
+    return { expression, alias: undefined };
+  }
+
+  private relation(): Relation {
+    const relation = this.primaryRelation();
+    const next = this.peek();
+    if (['JOIN', 'INNER', 'LEFT', 'RIGHT', 'FULL', 'CROSS'].includes(next.upper) || next.text === ',') {
+      throw new SqlUnsupportedError('JOIN', next.position, this.text);
+    }
+    if (next.upper === 'MATCH_RECOGNIZE') throw new SqlUnsupportedError('MATCH_RECOGNIZE', next.position, this.text);
+    return relation;
+  }
+
+  private primaryRelation(): Relation {
+    const start = this.peek();
+    if (this.accept('(')) {
+      const query = this.query();
+      this.expect(')');
+      return { kind: 'subquery', query, alias: this.alias(), position: start.position };
+    }
+    if (this.acceptWords('LATERAL')) throw new SqlUnsupportedError('LATERAL TABLE (table functions)', start.position, this.text);
+    if (this.acceptWords('TABLE')) {
+      this.expect('(');
+      const relation = this.windowFunction();
+      this.expect(')');
+      return { ...relation, alias: this.alias() };
+    }
+    const name = this.qualifiedName();
+    if (this.peek().upper === 'FOR') throw new SqlUnsupportedError('FOR SYSTEM_TIME AS OF (temporal joins)', this.peek().position, this.text);
+    return { kind: 'table', name, alias: this.alias(), position: start.position };
+  }
+
+  private windowFunction(): Relation {
+    const start = this.peek();
+    const name = this.word();
+    if (name === 'SESSION') throw new SqlUnsupportedError('the SESSION window function', start.position, this.text);
+    if (name !== 'TUMBLE' && name !== 'HOP' && name !== 'CUMULATE') throw this.error(`expected a window function (TUMBLE, HOP or CUMULATE), found ${name}`, start);
+    this.expect('(');
+    const named = () => {
+      const token = this.peek();
+      if (this.tokens[this.at + 1]?.text === '=' && this.tokens[this.at + 2]?.text === '>') throw new SqlUnsupportedError('named window arguments (name => value)', token.position, this.text);
+    };
+    named();
+    const inputStart = this.peek();
+    this.expectWords('TABLE');
+    const input: Relation = { kind: 'table', name: this.qualifiedName(), alias: undefined, position: inputStart.position };
+    this.expect(',');
+    this.expectWords('DESCRIPTOR');
+    this.expect('(');
+    const timeColumn = this.identifier();
+    this.expect(')');
+    const intervals: number[] = [];
+    while (this.accept(',')) {
+      const expression = this.expression();
+      if (expression.kind !== 'interval') throw this.error('a window function takes INTERVAL literals for its size, slide, step and offset', undefined, expression.position);
+      intervals.push(expression.millis);
+    }
+    const wanted = name === 'TUMBLE' ? 1 : 2;
+    if (intervals.length < wanted || intervals.length > wanted + 1) {
+      throw this.error(`${name} takes ${name === 'TUMBLE' ? 'a size' : name === 'HOP' ? 'a slide and a size' : 'a step and a size'} and an optional offset`, start);
+    }
+    this.expect(')');
+    return { kind: 'window', function: name, input, timeColumn, intervals, alias: undefined, position: start.position };
+  }
+
+  private alias(): string | undefined {
+    if (this.acceptWords('AS')) return this.identifier();
+    const next = this.peek();
+    return (next.kind === 'word' && !RESERVED.has(next.upper)) || next.kind === 'quoted' ? this.identifier() : undefined;
+  }
+
+  expression(): Expression {
+    return this.or();
+  }
+
+  private or(): Expression {
+    let left = this.and();
+    while (this.peek().upper === 'OR') {
+      const position = this.next().position;
+      left = { kind: 'binary', operator: 'OR', left, right: this.and(), position };
+    }
+    return left;
+  }
+
+  private and(): Expression {
+    let left = this.not();
+    while (this.peek().upper === 'AND') {
+      const position = this.next().position;
+      left = { kind: 'binary', operator: 'AND', left, right: this.not(), position };
+    }
+    return left;
+  }
+
+  private not(): Expression {
+    const start = this.peek();
+    if (this.acceptWords('NOT')) return { kind: 'unary', operator: 'NOT', operand: this.not(), position: start.position };
+    return this.comparison();
+  }
+
+  private comparison(): Expression {
+    let left = this.additive();
+    for (;;) {
+      const next = this.postfix(left);
+      if (next === left) return left;
+      left = next;
+    }
+  }
+
+  /** A comparison, IS, BETWEEN, IN or LIKE after `left`, or `left` itself when none follows. */
+  private postfix(left: Expression): Expression {
+    const start = this.peek();
+    if (['=', '<>', '!=', '<', '<=', '>', '>='].includes(start.text) && start.kind === 'symbol') {
+      this.next();
+      return { kind: 'binary', operator: start.text === '!=' ? '<>' : start.text, left, right: this.additive(), position: start.position };
+    }
+    if (this.acceptWords('IS')) {
+      const negated = this.acceptWords('NOT');
+      if (this.acceptWords('NULL')) return { kind: 'isNull', operand: left, negated, position: start.position };
+      for (const truth of ['TRUE', 'FALSE'] as const) {
+        if (this.acceptWords(truth)) {
+          const literal: Expression = { kind: 'literal', value: truth === 'TRUE', text: truth, position: start.position };
+          const test: Expression = { kind: 'call', name: 'IS_TRUTH', args: [left, literal], distinct: false, filter: undefined, star: false, over: false, position: start.position };
+          return negated ? { kind: 'unary', operator: 'NOT', operand: test, position: start.position } : test;
+        }
+      }
+      throw this.error('expected NULL, TRUE or FALSE after IS');
+    }
+    const negated = this.peek().upper === 'NOT' && ['BETWEEN', 'IN', 'LIKE', 'SIMILAR'].includes(this.tokens[this.at + 1]?.upper ?? '');
+    if (negated) this.next();
+    if (this.acceptWords('BETWEEN')) {
+      this.acceptWords('ASYMMETRIC');
+      const low = this.additive();
+      this.expectWords('AND');
+      return { kind: 'between', operand: left, low, high: this.additive(), negated, position: start.position };
+    }
+    if (this.acceptWords('IN')) {
+      this.expect('(');
+      if (this.peek().upper === 'SELECT') throw new SqlUnsupportedError('IN (subquery)', this.peek().position, this.text);
+      const list = this.commaSeparated(() => this.expression());
+      this.expect(')');
+      return { kind: 'in', operand: left, list, negated, position: start.position };
+    }
+    if (this.acceptWords('LIKE')) return { kind: 'like', operand: left, pattern: this.additive(), negated, position: start.position };
+    if (this.peek().upper === 'SIMILAR') throw new SqlUnsupportedError('SIMILAR TO', this.peek().position, this.text);
+    return left;
+  }
+
+  private additive(): Expression {
+    let left = this.multiplicative();
+    for (;;) {
+      const token = this.peek();
+      if (token.kind !== 'symbol' || !['+', '-', '||'].includes(token.text)) return left;
+      this.next();
+      left = { kind: 'binary', operator: token.text, left, right: this.multiplicative(), position: token.position };
+    }
+  }
+
+  private multiplicative(): Expression {
+    let left = this.unary();
+    for (;;) {
+      const token = this.peek();
+      if (token.kind !== 'symbol' || !['*', '/', '%'].includes(token.text)) return left;
+      this.next();
+      left = { kind: 'binary', operator: token.text, left, right: this.unary(), position: token.position };
+    }
+  }
+
+  private unary(): Expression {
+    const start = this.peek();
+    if (this.accept('-')) return { kind: 'unary', operator: '-', operand: this.unary(), position: start.position };
+    if (this.accept('+')) return this.unary();
+    return this.primary();
+  }
+
+  private primary(): Expression {
+    const token = this.peek();
+    const position = token.position;
+    if (token.kind === 'number') {
+      this.next();
+      return { kind: 'literal', value: Number(token.text), text: token.text, position };
+    }
+    if (token.kind === 'string') {
+      this.next();
+      return { kind: 'literal', value: token.text, text: token.text, position };
+    }
+    if (this.accept('(')) {
+      if (this.peek().upper === 'SELECT') throw new SqlUnsupportedError('a scalar subquery', this.peek().position, this.text);
+      const inner = this.expression();
+      this.expect(')');
+      return inner;
+    }
+    if (token.kind === 'symbol' && token.text === '*') {
+      this.next();
+      return { kind: 'star', table: undefined, position };
+    }
+    if (token.kind !== 'word' && token.kind !== 'quoted') throw this.error(`expected an expression, found ${this.describe(token)}`);
+    if (token.kind === 'word') {
+      switch (token.upper) {
+        case 'NULL':
+        case 'TRUE':
+        case 'FALSE':
+          this.next();
+          return { kind: 'literal', value: token.upper === 'NULL' ? null : token.upper === 'TRUE', text: token.upper, position };
+        case 'INTERVAL':
+          this.next();
+          return this.interval(position);
+        case 'CASE':
+          this.next();
+          return this.caseExpression(position);
+        case 'CAST':
+        case 'TRY_CAST': {
+          this.next();
+          this.expect('(');
+          const operand = this.expression();
+          this.expectWords('AS');
+          const type = this.typeName();
+          this.expect(')');
+          return { kind: 'cast', operand, type, safe: token.upper === 'TRY_CAST', position };
+        }
+        case 'TIMESTAMP':
+          if (this.tokens[this.at + 1]?.kind === 'string') {
+            this.next();
+            return { kind: 'typedLiteral', type: 'TIMESTAMP', text: this.string(), position };
+          }
+          break;
+        case 'DATE':
+        case 'TIME':
+          if (this.tokens[this.at + 1]?.kind === 'string') throw new SqlUnsupportedError(`${token.upper} literals`, position, this.text);
+          break;
+        default:
+      }
+    }
+    const name = this.identifier();
+    if (this.peek().text === '(') return this.call(name.toUpperCase(), position);
+    if (this.accept('.')) {
+      if (this.accept('*')) return { kind: 'star', table: name, position };
+      return { kind: 'column', table: name, name: this.identifier(), position };
+    }
+    if (token.kind === 'word' && ['CURRENT_TIMESTAMP', 'LOCALTIMESTAMP', 'CURRENT_DATE', 'CURRENT_TIME'].includes(token.upper)) {
+      throw new SqlUnsupportedError(`${token.upper} (processing time in a query)`, position, this.text);
+    }
+    return { kind: 'column', table: undefined, name, position };
+  }
+
+  private call(name: string, position: SqlPosition): Expression {
+    this.expect('(');
+    let distinct = false;
+    let star = false;
+    const args: Expression[] = [];
+    if (name === 'SUBSTRING' || name === 'TRIM' || name === 'POSITION' || name === 'EXTRACT') return this.keywordCall(name, position);
+    if (this.accept('*')) star = true;
+    else if (this.peek().text !== ')') {
+      distinct = this.acceptWords('DISTINCT');
+      if (!distinct) this.acceptWords('ALL');
+      args.push(...this.commaSeparated(() => this.expression()));
+    }
+    this.expect(')');
+    let filter: Expression | undefined;
+    if (this.acceptWords('FILTER')) {
+      this.expect('(');
+      this.expectWords('WHERE');
+      filter = this.expression();
+      this.expect(')');
+    }
+    if (this.peek().upper === 'OVER') throw new SqlUnsupportedError('OVER aggregations', this.peek().position, this.text);
+    if (this.peek().upper === 'WITHIN') throw new SqlUnsupportedError('WITHIN GROUP', this.peek().position, this.text);
+    return { kind: 'call', name, args, distinct, filter, star, over: false, position };
+  }
+
+  /** SUBSTRING(s FROM a [FOR b]), TRIM([BOTH|LEADING|TRAILING] [c] FROM s), POSITION(a IN b), EXTRACT(unit FROM t): Flink's keyword forms beside the comma ones. */
+  private keywordCall(name: string, position: SqlPosition): Expression {
+    const call = (args: Expression[]): Expression => ({ kind: 'call', name, args, distinct: false, filter: undefined, star: false, over: false, position });
+    const literal = (text: string): Expression => ({ kind: 'literal', value: text, text, position });
+    if (name === 'EXTRACT') throw new SqlUnsupportedError('EXTRACT', position, this.text);
+    if (name === 'TRIM') {
+      const side = ['BOTH', 'LEADING', 'TRAILING'].find((s) => this.acceptWords(s)) ?? 'BOTH';
+      let characters: Expression = literal(' ');
+      if (!this.acceptWords('FROM')) {
+        const first = this.expression();
+        if (!this.acceptWords('FROM')) {
+          this.expect(')');
+          return call([literal(side), characters, first]);
+        }
+        characters = first;
+      }
+      const operand = this.expression();
+      this.expect(')');
+      return call([literal(side), characters, operand]);
+    }
+    const first = this.additive();
+    if (name === 'POSITION') {
+      this.expectWords('IN');
+      const within = this.expression();
+      this.expect(')');
+      return call([first, within]);
+    }
+    const args = [first];
+    if (this.acceptWords('FROM') || this.accept(',')) args.push(this.expression());
+    if (this.acceptWords('FOR') || this.accept(',')) args.push(this.expression());
+    this.expect(')');
+    return call(args);
+  }
+
+  private caseExpression(position: SqlPosition): Expression {
+    const operand = this.peek().upper === 'WHEN' ? undefined : this.expression();
+    const branches: { when: Expression; then: Expression }[] = [];
+    while (this.acceptWords('WHEN')) {
+      const when = this.expression();
+      this.expectWords('THEN');
+      branches.push({ when, then: this.expression() });
+    }
+    if (branches.length === 0) throw this.error('expected WHEN in a CASE expression');
+    const otherwise = this.acceptWords('ELSE') ? this.expression() : undefined;
+    this.expectWords('END');
+    return { kind: 'case', operand, branches, otherwise, position };
+  }
+
+  private interval(position: SqlPosition): Expression {
+    const sign = this.accept('-') ? -1 : 1;
+    const token = this.next();
+    if (token.kind !== 'string' && token.kind !== 'number') throw this.error(`expected the interval's amount in quotes, as INTERVAL '10' SECOND`, token);
+    const unit = this.word().replace(/S$/, '');
+    const millis = INTERVAL_UNITS[unit];
+    if (millis === undefined) {
+      if (unit === 'MONTH' || unit === 'YEAR') throw new SqlUnsupportedError('year-month intervals', position, this.text);
+      throw this.error(`unknown interval unit ${unit}: use SECOND, MINUTE, HOUR or DAY (a fraction of a second as INTERVAL '0.5' SECOND)`, token);
+    }
+    // The leading field's precision, 2 digits unless given, as SQL and Flink bound it.
+    let digits = 2;
+    if (this.accept('(')) {
+      digits = Number(this.expectKind('number').text);
+      if (this.accept(',')) this.expectKind('number');
+      this.expect(')');
+    }
+    if (this.acceptWords('TO')) throw new SqlUnsupportedError('compound intervals (… TO …)', position, this.text);
+    const amount = Number(token.text);
+    const leading = token.text.split('.')[0]?.replace(/^0+(?=\d)/, '') ?? '';
+    if (leading.length > digits) throw this.error(`interval field value ${token.text} exceeds precision of ${unit}(${digits}) field: write ${unit}(${leading.length})`, token);
+    if (!Number.isFinite(amount)) throw this.error(`the interval's amount ${token.text} is not a number`, token);
+    return { kind: 'interval', millis: sign * amount * millis, position };
+  }
+
+  private commaSeparated<T>(item: () => T): T[] {
+    const items = [item()];
+    while (this.accept(',')) items.push(item());
+    return items;
+  }
+
+  private qualifiedName(): string {
+    let name = this.identifier();
+    while (this.accept('.')) name = this.identifier();
+    return name;
+  }
+
+  private identifier(): string {
+    const token = this.peek();
+    if (token.kind === 'quoted') return this.next().text;
+    if (token.kind !== 'word' || RESERVED.has(token.upper)) throw this.error(`expected a name, found ${this.describe(token)}`);
+    return this.next().text;
+  }
+
+  private word(): string {
+    const token = this.peek();
+    if (token.kind !== 'word') throw this.error(`expected a word, found ${this.describe(token)}`);
+    return this.next().upper;
+  }
+
+  private string(): string {
+    return this.expectKind('string').text;
+  }
+
+  private expectKind(kind: Token['kind']): Token {
+    const token = this.peek();
+    if (token.kind !== kind) throw this.error(`expected ${kind === 'string' ? "a '…' string" : `a ${kind}`}, found ${this.describe(token)}`);
+    return this.next();
+  }
+
+  private peek(): Token {
+    return this.tokens[this.at] as Token;
+  }
+
+  private next(): Token {
+    const token = this.peek();
+    if (token.kind !== 'end') this.at++;
+    return token;
+  }
+
+  private accept(symbol: string): boolean {
+    const token = this.peek();
+    if (token.kind !== 'symbol' || token.text !== symbol) return false;
+    this.at++;
+    return true;
+  }
+
+  private expect(symbol: string): void {
+    if (!this.accept(symbol)) throw this.error(`expected "${symbol}", found ${this.describe(this.peek())}`);
+  }
+
+  /** Consumes the words in sequence, or none of them. */
+  private acceptWords(...words: string[]): boolean {
+    if (!words.every((word, i) => this.tokens[this.at + i]?.kind === 'word' && this.tokens[this.at + i]?.upper === word)) return false;
+    this.at += words.length;
+    return true;
+  }
+
+  private expectWords(...words: string[]): void {
+    if (!this.acceptWords(...words)) throw this.error(`expected ${words.join(' ')}, found ${this.describe(this.peek())}`);
+  }
+
+  private describe(token: Token): string {
+    return token.kind === 'end' ? 'the end of the statement' : token.kind === 'string' ? `'${token.text}'` : `"${token.text}"`;
+  }
+
+  private error(reason: string, token: Token = this.peek(), position: SqlPosition = token.position): SqlError {
+    return new SqlError(reason, position, this.text);
+  }
+}

@@ -1,0 +1,322 @@
+import type { DataStream } from '../api/datastream.js';
+import type { StreamExecutionEnvironment } from '../api/environment.js';
+import { SlidingEventTimeWindows, TumblingEventTimeWindows, windowStart } from '../api/windows.js';
+import { aggregateFunction, compileAggregate, type AggregateCall } from './aggregates.js';
+import type { Expression, Query, Relation, Select } from './ast.js';
+import type { ConnectorTable, ViewTable } from './catalog.js';
+import { SqlError, SqlUnsupportedError } from './errors.js';
+import type { Compiled, Field, Row, Scope } from './compiled.js';
+import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField } from './expressions.js';
+import { commonType } from './type-rules.js';
+import { kafkaSource, type PlannedRelation } from './kafka-table.js';
+import type { SqlSession } from './session.js';
+import { typeName } from './types.js';
+import { widen } from './values.js';
+
+/** A table a query can name: a CREATE TABLE, a view, or a stream registered with the Table API. */
+export type CatalogTable = ConnectorTable | ViewTable | { readonly kind: 'stream'; readonly name: string; readonly relation: PlannedRelation };
+
+export interface PlanContext {
+  readonly env: StreamExecutionEnvironment;
+  readonly session: SqlSession;
+  readonly tables: ReadonlyMap<string, CatalogTable>;
+  /** Each source table is read once per pipeline, however many queries name it. */
+  readonly sources: Map<string, PlannedRelation>;
+  /** Numbers the operators, whose names name their state. */
+  readonly counter: { next: number };
+}
+
+/** A window TVF not yet applied: aggregated over, it becomes a window operator; selected from, a window assignment. */
+interface WindowedRelation {
+  readonly kind: 'windowed';
+  readonly input: PlannedRelation;
+  readonly relation: Extract<Relation, { kind: 'window' }>;
+  readonly fields: readonly Field[];
+}
+
+const WINDOW_COLUMNS = ['window_start', 'window_end', 'window_time'] as const;
+
+function operatorName(context: PlanContext, kind: string): string {
+  context.counter.next++;
+  return `${kind}-${context.counter.next}`;
+}
+
+function scopeOf(fields: readonly Field[], context: PlanContext, text: string): Scope {
+  return { fields, text, zone: context.session.zone };
+}
+
+function qualified(relation: PlannedRelation, qualifier: string): PlannedRelation {
+  return { ...relation, fields: relation.fields.map((f) => ({ ...f, qualifier })) };
+}
+
+export function lookupTable(context: PlanContext, name: string, text: string, position: Relation['position']): CatalogTable {
+  const table = context.tables.get(name.toLowerCase());
+  if (!table) throw new SqlError(`object '${name}' not found: create it with CREATE TABLE or CREATE VIEW first`, position, text);
+  return table;
+}
+
+function planTable(context: PlanContext, name: string, text: string, position: Relation['position']): PlannedRelation {
+  const table = lookupTable(context, name, text, position);
+  if (table.kind === 'stream') return table.relation;
+  if (table.kind === 'view') return planQuery(table.query, context, table.text);
+  const key = table.name.toLowerCase();
+  let relation = context.sources.get(key);
+  if (!relation) {
+    relation = kafkaSource(table, context.env, context.session);
+    context.sources.set(key, relation);
+  }
+  return relation;
+}
+
+function planRelation(relation: Relation, context: PlanContext, text: string): PlannedRelation | WindowedRelation {
+  switch (relation.kind) {
+    case 'table':
+      return qualified(planTable(context, relation.name, text, relation.position), relation.alias ?? relation.name);
+    case 'subquery': {
+      const planned = planQuery(relation.query, context, text);
+      return relation.alias ? qualified(planned, relation.alias) : planned;
+    }
+    default:
+      return windowed(relation, context, text);
+  }
+}
+
+function windowed(relation: Extract<Relation, { kind: 'window' }>, context: PlanContext, text: string): WindowedRelation {
+  if (relation.function === 'CUMULATE') throw new SqlUnsupportedError('the CUMULATE window function', relation.position, text);
+  const input = planRelation(relation.input, context, text) as PlannedRelation;
+  const scope = scopeOf(input.fields, context, text);
+  const time = resolveField(scope, relation.timeColumn, undefined, relation.position);
+  if (time !== input.rowtime) {
+    throw new SqlError(
+      `the window function's time column '${relation.timeColumn}' is not a time attribute: declare WATERMARK FOR ${relation.timeColumn} in its table`,
+      relation.position,
+      text,
+    );
+  }
+  const timeType = (input.fields[time] as Field).type;
+  const boundary = { ...timeType, rowtime: false, nullable: false, precision: 3 } as Field['type'];
+  const windowFields: Field[] = [
+    { name: 'window_start', type: boundary },
+    { name: 'window_end', type: boundary },
+    { name: 'window_time', type: { ...boundary, rowtime: true } as Field['type'] },
+  ].map((f) => ({ ...f, qualifier: relation.alias }));
+  const alias = relation.alias;
+  return { kind: 'windowed', input, relation, fields: [...input.fields.map((f) => ({ ...f, qualifier: alias ?? f.qualifier })), ...windowFields] };
+}
+
+/** [size, slide, offset] of a TUMBLE or HOP. */
+function windowShape(relation: Extract<Relation, { kind: 'window' }>): { size: number; slide: number; offset: number } {
+  const [first = 0, second = 0, third = 0] = relation.intervals;
+  return relation.function === 'TUMBLE' ? { size: first, slide: first, offset: second } : { size: second, slide: first, offset: third };
+}
+
+/** The window TVF as rows: each input row once per window it falls in, with the window's columns after its own. */
+function assignWindows(windowedRelation: WindowedRelation, context: PlanContext): PlannedRelation {
+  const { input, relation } = windowedRelation;
+  const { size, slide, offset } = windowShape(relation);
+  const time = input.rowtime as number;
+  const stream = input.stream
+    .flatMap((row) => {
+      const ts = row[time] as number;
+      const rows: Row[] = [];
+      for (let start = windowStart(ts, offset, slide); start > ts - size; start -= slide) rows.push([...row, start, start + size, start + size - 1]);
+      return rows.reverse();
+    })
+    .name(operatorName(context, 'window-table-function'));
+  return { stream, fields: windowedRelation.fields, rowtime: windowedRelation.fields.length - 1 };
+}
+
+function isWindowed(relation: PlannedRelation | WindowedRelation): relation is WindowedRelation {
+  return 'relation' in relation;
+}
+
+function materialized(from: PlannedRelation | WindowedRelation, context: PlanContext): PlannedRelation {
+  return isWindowed(from) ? assignWindows(from, context) : from;
+}
+
+/** Plans a query into a stream of rows. */
+export function planQuery(query: Query, context: PlanContext, text: string): PlannedRelation {
+  if (query.kind === 'unionAll') return planUnion(query, context, text);
+  return planSelect(query, context, text);
+}
+
+function planUnion(query: Extract<Query, { kind: 'unionAll' }>, context: PlanContext, text: string): PlannedRelation {
+  const inputs = query.inputs.map((input) => planQuery(input, context, text));
+  const [first, ...others] = inputs as [PlannedRelation, ...PlannedRelation[]];
+  for (const other of others) {
+    if (other.fields.length !== first.fields.length) {
+      throw new SqlError(`UNION ALL's inputs have ${first.fields.length} and ${other.fields.length} columns; they need the same number`, query.position, text);
+    }
+  }
+  const scope = scopeOf(first.fields, context, text);
+  const fields = first.fields.map((field, i) => ({
+    name: field.name,
+    type: commonType(
+      inputs.map((input) => (input.fields[i] as Field).type),
+      scope,
+      query.position,
+      `UNION ALL's column ${i + 1}`,
+    ),
+  }));
+  const aligned = inputs.map((input) =>
+    input.fields.every((f, i) => f.type.kind === (fields[i] as Field).type.kind)
+      ? input.stream
+      : input.stream.map((row) => row.map((value, i) => widen(value, (input.fields[i] as Field).type, (fields[i] as Field).type))).name(operatorName(context, 'union-cast')),
+  );
+  const [head, ...rest] = aligned as [DataStream<Row>, ...DataStream<Row>[]];
+  const rowtime = inputs.every((input) => input.rowtime === first.rowtime) ? first.rowtime : undefined;
+  return { stream: rest.length === 0 ? head : head.union(...rest), fields, rowtime };
+}
+
+/** The expressions directly inside an expression. */
+function children(expression: Expression): (Expression | undefined)[] {
+  switch (expression.kind) {
+    case 'unary':
+    case 'isNull':
+    case 'cast':
+      return [expression.operand];
+    case 'binary':
+      return [expression.left, expression.right];
+    case 'between':
+      return [expression.operand, expression.low, expression.high];
+    case 'in':
+      return [expression.operand, ...expression.list];
+    case 'like':
+      return [expression.operand, expression.pattern];
+    case 'case':
+      return [expression.operand, ...expression.branches.flatMap((b) => [b.when, b.then]), expression.otherwise];
+    case 'call':
+      return [...expression.args, expression.filter];
+    default:
+      return [];
+  }
+}
+
+/** The aggregate calls in an expression, outermost only, each once. */
+function aggregateCalls(expression: Expression | undefined, found: Extract<Expression, { kind: 'call' }>[] = []): Extract<Expression, { kind: 'call' }>[] {
+  if (!expression) return found;
+  if (expression.kind === 'call' && AGGREGATE_FUNCTIONS.has(expression.name)) {
+    if (!found.some((call) => canonical(call) === canonical(expression))) found.push(expression);
+    return found;
+  }
+  for (const child of children(expression)) aggregateCalls(child, found);
+  return found;
+}
+
+/** The SELECT list with * expanded, each item with its output name: its alias, its column's name, or EXPR$n as Flink names it. */
+function selectItems(select: Select, fields: readonly Field[], text: string): { expression: Expression; name: string }[] {
+  return select.items.flatMap((item, index) => {
+    const { expression } = item;
+    if (expression.kind === 'star') {
+      const chosen = fields.filter((f) => expression.table === undefined || f.qualifier?.toLowerCase() === expression.table.toLowerCase());
+      if (chosen.length === 0) throw new SqlError(`no table named '${expression.table ?? ''}' in FROM`, expression.position, text);
+      return chosen.map((f): { expression: Expression; name: string } => ({ expression: { kind: 'column', table: f.qualifier, name: f.name, position: expression.position }, name: f.name }));
+    }
+    return [{ expression, name: item.alias ?? (expression.kind === 'column' ? expression.name : `EXPR$${index}`) }];
+  });
+}
+
+function planSelect(select: Select, context: PlanContext, text: string): PlannedRelation {
+  const from = planRelation(select.from, context, text);
+  const calls = [...select.items.flatMap((item) => aggregateCalls(item.expression)), ...aggregateCalls(select.having)];
+  const grouped = select.groupBy.length > 0 || calls.length > 0;
+  if (grouped) {
+    if (!isWindowed(from)) {
+      throw new SqlUnsupportedError('GROUP BY without a window function (an updating, unbounded aggregation)', select.position, text);
+    }
+    return planWindowAggregate(select, from, calls, context, text);
+  }
+  if (select.having) throw new SqlError('HAVING needs GROUP BY or an aggregate', select.having.position, text);
+  const input = materialized(from, context);
+  return project(select, input, context, text);
+}
+
+function project(select: Select, input: PlannedRelation, context: PlanContext, text: string): PlannedRelation {
+  const scope = scopeOf(input.fields, context, text);
+  const condition = select.where && compileBoolean(select.where, scope, 'WHERE');
+  const items = selectItems(select, input.fields, text).map(({ expression, name }) => ({ name, compiled: compileExpression(expression, scope), expression }));
+  const rowtime = items.findIndex(({ expression }) => expression.kind === 'column' && resolveField(scope, expression.name, expression.table, expression.position) === input.rowtime);
+  const evaluators = items.map((item) => item.compiled.evaluate);
+  const filtered = condition ? input.stream.filter((row) => condition.evaluate(row) === true).name(operatorName(context, 'where')) : input.stream;
+  const identity = items.length === input.fields.length && items.every(({ expression }, i) => expression.kind === 'column' && resolveField(scope, expression.name, expression.table, expression.position) === i);
+  const stream = identity ? filtered : filtered.map((row) => evaluators.map((evaluate) => evaluate(row))).name(operatorName(context, 'select'));
+  const fields = items.map((item, i) => ({ name: item.name, type: i === rowtime ? item.compiled.type : { ...item.compiled.type, rowtime: false } as Field['type'] }));
+  return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime };
+}
+
+function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extract<Expression, { kind: 'call' }>[], context: PlanContext, text: string): PlannedRelation {
+  const { input, relation } = from;
+  const inputScope = scopeOf(input.fields.map((f) => ({ ...f, qualifier: relation.alias ?? f.qualifier })), context, text);
+  const windowScope = scopeOf(from.fields, context, text);
+  const windowIndex = (expression: Expression) =>
+    expression.kind === 'column' && WINDOW_COLUMNS.includes(expression.name.toLowerCase() as (typeof WINDOW_COLUMNS)[number])
+      ? resolveField(windowScope, expression.name, expression.table, expression.position) - input.fields.length
+      : -1;
+  const windowKeys = select.groupBy.filter((e) => windowIndex(e) >= 0);
+  if (!windowKeys.some((e) => windowIndex(e) === 0) || !windowKeys.some((e) => windowIndex(e) === 1)) {
+    throw new SqlError('a window aggregation groups by window_start and window_end', select.position, text);
+  }
+  const keys = select.groupBy.filter((e) => windowIndex(e) < 0).map((expression) => ({ expression, compiled: compileExpression(expression, inputScope) }));
+  const aggregates: AggregateCall[] = calls.map((call) => compileAggregate(call, inputScope));
+  const condition = select.where && compileBoolean(select.where, inputScope, 'WHERE');
+  // The aggregated row: the window's columns, then the keys, then the aggregates' results.
+  const fields: Field[] = [
+    ...from.fields.slice(input.fields.length),
+    ...keys.map(({ expression, compiled }) => ({ name: expression.kind === 'column' ? expression.name : 'key', type: compiled.type })),
+    ...aggregates.map((a) => ({ name: a.expression.name, type: a.type })),
+  ];
+  const computed = new Map<string, number>();
+  for (const expression of windowKeys) computed.set(canonical({ ...expression, table: undefined } as Expression), windowIndex(expression));
+  for (const name of WINDOW_COLUMNS) computed.set(canonical({ kind: 'column', table: undefined, name, position: select.position }), WINDOW_COLUMNS.indexOf(name));
+  keys.forEach(({ expression }, i) => computed.set(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression), 3 + i));
+  aggregates.forEach((a, i) => computed.set(canonical(a.expression), 3 + keys.length + i));
+  const keyEvaluators = keys.map((k) => k.compiled.evaluate);
+  const { size, slide, offset } = windowShape(relation);
+  const assigner = relation.function === 'TUMBLE' ? TumblingEventTimeWindows.of(size, offset) : SlidingEventTimeWindows.of(size, slide, offset);
+  const name = operatorName(context, 'window-aggregate');
+  const rows = condition ? input.stream.filter((row) => condition.evaluate(row) === true).name(operatorName(context, 'where')) : input.stream;
+  const aggregated = rows
+    .keyBy((row) => JSON.stringify(keyEvaluators.map((evaluate) => evaluate(row))))
+    .window(assigner)
+    .aggregate<unknown[], Row, Row>(aggregateFunction(aggregates), (key, windowContext, [results], out) => {
+      const { start, end } = windowContext.window;
+      out.collect([start, end, end - 1, ...(JSON.parse(key) as Row), ...(results ?? [])]);
+    })
+    .name(name);
+  const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: 2 };
+  const outputScope: Scope = { ...scopeOf(fields, context, text), computed };
+  return projectGrouped(select, grouped, outputScope, context, text);
+}
+
+function projectGrouped(select: Select, grouped: PlannedRelation, scope: Scope, context: PlanContext, text: string): PlannedRelation {
+  const having = select.having && compileBoolean(select.having, scope, 'HAVING');
+  const items = select.items.map((item, index) => {
+    if (item.expression.kind === 'star') throw new SqlError('SELECT * cannot stand in a grouped query: name the keys and aggregates', item.expression.position, text);
+    const expression = item.expression;
+    const compiled: Compiled = compileExpression(expression, scope);
+    return { name: item.alias ?? (expression.kind === 'column' ? expression.name : `EXPR$${index}`), compiled, expression };
+  });
+  const rowtime = items.findIndex(({ expression }) => expression.kind === 'column' && expression.name.toLowerCase() === 'window_time');
+  const filtered = having ? grouped.stream.filter((row) => having.evaluate(row) === true).name(operatorName(context, 'having')) : grouped.stream;
+  const evaluators = items.map((item) => item.compiled.evaluate);
+  const stream = filtered.map((row) => evaluators.map((evaluate) => evaluate(row))).name(operatorName(context, 'select'));
+  return { stream, fields: items.map((item) => ({ name: item.name, type: item.compiled.type })), rowtime: rowtime < 0 ? undefined : rowtime };
+}
+
+/** Checks that a query's columns fit a table's, as INSERT INTO needs: the same count, and types that widen to the table's. */
+export function alignToSink(query: PlannedRelation, sinkFields: readonly Field[], context: PlanContext, table: string, text: string, position: Select['position']): DataStream<Row> {
+  if (query.fields.length !== sinkFields.length) {
+    throw new SqlError(`the query has ${query.fields.length} columns and ${table} takes ${sinkFields.length} (${sinkFields.map((f) => f.name).join(', ')})`, position, text);
+  }
+  const widening = sinkFields.map((sink, i) => {
+    const from = (query.fields[i] as Field).type;
+    const to = sink.type;
+    const fits = from.kind === 'NULL' || from.kind === to.kind || (['INT', 'BIGINT', 'DECIMAL', 'DOUBLE'].indexOf(from.kind) >= 0 && ['INT', 'BIGINT', 'DECIMAL', 'DOUBLE'].indexOf(from.kind) <= ['INT', 'BIGINT', 'DECIMAL', 'DOUBLE'].indexOf(to.kind));
+    if (!fits) {
+      throw new SqlError(`column types of the query and ${table} do not match: column ${i + 1} (${sink.name}) takes ${typeName(to)}, and the query gives ${typeName(from)}; CAST it`, position, text);
+    }
+    return from.kind === to.kind && (to.kind !== 'DECIMAL' || (from as { scale: number }).scale === to.scale) ? undefined : { from, to };
+  });
+  if (widening.every((w) => w === undefined)) return query.stream;
+  return query.stream.map((row) => row.map((value, i) => (widening[i] ? widen(value, widening[i].from, widening[i].to) : value))).name(operatorName(context, 'sink-cast'));
+}

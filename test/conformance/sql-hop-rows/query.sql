@@ -1,0 +1,2 @@
+SELECT k, v, window_start, window_end
+FROM TABLE(HOP(TABLE events, DESCRIPTOR(ts), INTERVAL '20' SECOND, INTERVAL '60' SECOND)) WHERE v > 4

@@ -1,0 +1,3 @@
+SELECT k, v FROM events WHERE v < 10
+UNION ALL
+SELECT UPPER(k), CHAR_LENGTH(k) FROM events WHERE v >= 10

@@ -1,0 +1,3 @@
+SELECT k, window_start, COUNT(DISTINCT v), SUM(v) FILTER (WHERE v > 2), COUNT(*) FILTER (WHERE v < 5), MAX(v) FILTER (WHERE v > 100)
+FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '50' SECOND))
+GROUP BY k, window_start, window_end

@@ -1,0 +1,111 @@
+// Kafka tables as Flink's kafka connector reads and writes them: the json format, key formats,
+// metadata and computed columns, watermarks from the WATERMARK clause, bad records, statement sets.
+import { describe, expect, it } from 'vitest';
+import { sqlPipeline } from '../../../lib/sql/index.js';
+import { PipelineTestHarness } from '../../../lib/testing/index.js';
+
+const BROKERS = "'properties.bootstrap.servers' = '127.0.0.1:9092'";
+
+type Input = { value: string | null; timestamp?: number }[];
+
+/** Runs the script over the input, one batch per array (a source's watermark moves after each batch). */
+function run(script: string, ...batches: Input[]) {
+  const harness = new PipelineTestHarness(sqlPipeline(script, { name: 'kafka-tables' }), { sourcePartitions: { in: [0] } });
+  for (const batch of batches) harness.send('in', batch);
+  harness.finish();
+  return harness;
+}
+
+const READINGS = `CREATE TABLE readings (
+  sensor STRING,
+  reading DECIMAL(6, 2),
+  at_ms BIGINT,
+  at AS TO_TIMESTAMP_LTZ(at_ms, 3),
+  part INT METADATA FROM 'partition' VIRTUAL,
+  \`offset\` BIGINT METADATA VIRTUAL,
+  written TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+  WATERMARK FOR at AS at - INTERVAL '5' SECOND
+) WITH ('connector' = 'kafka', 'topic' = 'in', ${BROKERS}, 'properties.group.id' = 'g', 'format' = 'json');
+`;
+
+describe('kafka tables', () => {
+  it('read JSON by field name, with metadata and computed columns, and write JSON in column order', () => {
+    const harness = run(
+      `${READINGS}
+CREATE TABLE out (sensor STRING, reading DECIMAL(8, 3), at TIMESTAMP_LTZ(3), part INT, position BIGINT, written TIMESTAMP(3))
+  WITH ('connector' = 'kafka', 'topic' = 'out', ${BROKERS}, 'format' = 'json');
+INSERT INTO out SELECT UPPER(sensor), reading * 2, at, part, \`offset\`, CAST(written AS TIMESTAMP(3)) FROM readings WHERE reading IS NOT NULL;`,
+      [
+        { value: '{"sensor":"s1","reading":12.5,"at_ms":1000}', timestamp: 5_000 },
+        { value: '{"at_ms":2000,"reading":null,"sensor":"s2"}', timestamp: 6_000 },
+        { value: '{"sensor":"s3","reading":"0.125","at_ms":3000,"extra":true}', timestamp: 7_000 },
+      ],
+    );
+    expect(harness.outputValues('out')).toEqual([
+      '{"sensor":"S1","reading":25.000,"at":"1970-01-01 00:00:01.000Z","part":0,"position":0,"written":"1970-01-01 00:00:05.000"}',
+      '{"sensor":"S3","reading":0.260,"at":"1970-01-01 00:00:03.000Z","part":0,"position":2,"written":"1970-01-01 00:00:07.000"}',
+    ]);
+  });
+
+  it('fire event-time windows on the WATERMARK expression, and write keys with key.format', () => {
+    const harness = run(
+      `${READINGS}
+CREATE TABLE totals (sensor STRING, window_end TIMESTAMP(3), total DECIMAL(38, 2), readings BIGINT)
+  WITH ('connector' = 'kafka', 'topic' = 'totals', ${BROKERS}, 'key.format' = 'json', 'key.fields' = 'sensor;window_end',
+        'value.fields-include' = 'EXCEPT_KEY', 'format' = 'json');
+INSERT INTO totals
+SELECT sensor, CAST(window_end AS TIMESTAMP(3)), SUM(reading), COUNT(*)
+FROM TABLE(TUMBLE(TABLE readings, DESCRIPTOR(at), INTERVAL '10' SECOND))
+GROUP BY sensor, window_start, window_end;`,
+      [
+        { value: '{"sensor":"a","reading":1.10,"at_ms":1000}' },
+        { value: '{"sensor":"a","reading":2.20,"at_ms":9000}' },
+        { value: '{"sensor":"b","reading":5,"at_ms":12000}' },
+        { value: '{"sensor":"a","reading":7,"at_ms":15000}' },
+      ],
+      // The watermark is now 15 s - 5 s, past the first window [0, 10 s): this reading is late, and dropped.
+      [{ value: '{"sensor":"a","reading":100,"at_ms":4000}' }],
+    );
+    expect(harness.output('totals').map((r) => `${r.key?.toString() ?? ''} ${r.value?.toString() ?? ''}`)).toEqual([
+      '{"sensor":"a","window_end":"1970-01-01 00:00:10.000"} {"total":3.30,"readings":2}',
+      '{"sensor":"a","window_end":"1970-01-01 00:00:20.000"} {"total":7.00,"readings":1}',
+      '{"sensor":"b","window_end":"1970-01-01 00:00:20.000"} {"total":5.00,"readings":1}',
+    ]);
+    expect(harness.metrics()).toMatchObject({ lateRecordsDropped: 1 });
+  });
+
+  it('name a record it cannot read by its position, and skip it with json.ignore-parse-errors', () => {
+    const out = `CREATE TABLE out (sensor STRING) WITH ('connector' = 'kafka', 'topic' = 'out', ${BROKERS}, 'format' = 'json');
+INSERT INTO out SELECT sensor FROM readings;`;
+    const bad = [{ value: '{"sensor":"a","reading":1,"at_ms":1}' }, { value: '{"sensor":"b","reading":"many","at_ms":2}' }];
+    expect(() => run(`${READINGS}${out}`, bad)).toThrow(/^Record in\/0@1: readings failed: table readings cannot read the record: the field "reading": .* is not a DECIMAL\(6, 2\)/);
+    const lenient = READINGS.replace("'format' = 'json')", "'format' = 'json', 'json.ignore-parse-errors' = 'true')");
+    expect(run(`${lenient}${out}`, bad).outputValues('out')).toEqual(['{"sensor":"a"}']);
+  });
+
+  it('run every INSERT of a statement set, and a view in each', () => {
+    const harness = run(
+      `${READINGS}
+CREATE TABLE high (sensor STRING) WITH ('connector' = 'kafka', 'topic' = 'high', ${BROKERS}, 'format' = 'json');
+CREATE TABLE low (sensor STRING) WITH ('connector' = 'kafka', 'topic' = 'low', ${BROKERS}, 'format' = 'json');
+CREATE VIEW named AS SELECT sensor, reading FROM readings WHERE sensor IS NOT NULL;
+EXECUTE STATEMENT SET BEGIN
+  INSERT INTO high SELECT sensor FROM named WHERE reading >= 10;
+  INSERT INTO low SELECT sensor FROM named WHERE reading < 10;
+END;`,
+      [{ value: '{"sensor":"a","reading":1,"at_ms":1}' }, { value: '{"sensor":"b","reading":20,"at_ms":2}' }, { value: '{"reading":30,"at_ms":3}' }],
+    );
+    expect([harness.outputValues('high'), harness.outputValues('low')]).toEqual([['{"sensor":"b"}'], ['{"sensor":"a"}']]);
+  });
+
+  it("show TIMESTAMP_LTZ in the session's time zone", () => {
+    const harness = run(
+      `SET 'table.local-time-zone' = 'Asia/Kolkata';
+${READINGS}
+CREATE TABLE out (local_time STRING, wall TIMESTAMP(3)) WITH ('connector' = 'kafka', 'topic' = 'out', ${BROKERS}, 'format' = 'json');
+INSERT INTO out SELECT CAST(at AS STRING), CAST(at AS TIMESTAMP(3)) FROM readings;`,
+      [{ value: '{"sensor":"a","reading":1,"at_ms":0}' }],
+    );
+    expect(harness.outputValues('out')).toEqual(['{"local_time":"1970-01-01 05:30:00.000","wall":"1970-01-01 05:30:00.000"}']);
+  });
+});

@@ -1,0 +1,113 @@
+// What a user sees when Sluice cannot run a statement: Flink's kind of message, with the line,
+// the column and a caret, and "not supported yet" for what Flink has and Sluice does not.
+import { describe, expect, it } from 'vitest';
+import { StreamExecutionEnvironment } from '../../../lib/api/index.js';
+import { sqlPipeline, SqlError, SqlUnsupportedError, StreamTableEnvironment } from '../../../lib/sql/index.js';
+
+const EVENTS = `CREATE TABLE events (k STRING, v BIGINT, ts TIMESTAMP_LTZ(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+  WITH ('connector' = 'kafka', 'topic' = 'events', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'properties.group.id' = 'g', 'format' = 'json');
+CREATE TABLE sink (k STRING, n BIGINT) WITH ('connector' = 'kafka', 'topic' = 'out', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json');
+`;
+
+function failure(script: string): SqlError {
+  try {
+    sqlPipeline(script, { name: 'errors' });
+  } catch (error) {
+    if (error instanceof SqlError) return error;
+    throw error;
+  }
+  throw new Error('the script planned');
+}
+
+describe('SQL errors', () => {
+  it('name the line and column of a syntax error, with the line and a caret under the column', () => {
+    const error = failure(`${EVENTS}INSERT INTO sink\nSELECT k, v FROM events WHERE;`);
+    expect(error.message).toBe('SQL error at line 5, column 30: expected an expression, found ";"\nSELECT k, v FROM events WHERE;\n                             ^');
+    expect(error.position).toMatchObject({ line: 5, column: 30 });
+  });
+
+  it('name an unknown column and list the ones there are', () => {
+    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, amount FROM events;`).message).toContain(
+      "column 'amount' not found in any table; the columns are k, v, ts",
+    );
+  });
+
+  it.each([
+    ['MATCH_RECOGNIZE', 'SELECT * FROM events MATCH_RECOGNIZE (PARTITION BY k)'],
+    ['JOIN', 'SELECT * FROM events a JOIN events b ON a.k = b.k'],
+    ['OVER aggregations', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) FROM events'],
+    ['the SESSION window function', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
+    ['GROUP BY without a window function (an updating, unbounded aggregation)', 'SELECT k, COUNT(*) FROM events GROUP BY k'],
+    ['ORDER BY', 'SELECT k FROM events ORDER BY k'],
+    ['the function LAG', 'SELECT LAG(v) FROM events'],
+  ])('call %s not supported yet, where it stands, rather than a syntax error', (feature, query) => {
+    const error = failure(`${EVENTS}INSERT INTO sink ${query};`);
+    expect(error).toBeInstanceOf(SqlUnsupportedError);
+    expect(error.message).toContain(`${feature} is not supported by Sluice yet`);
+    expect(error.position?.line).toBe(4);
+  });
+
+  it('say CREATE FUNCTION is not supported yet', () => {
+    expect(failure("CREATE FUNCTION f AS 'x'")).toBeInstanceOf(SqlUnsupportedError);
+  });
+
+  it("refuse types Flink does not mix, saying to CAST", () => {
+    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events WHERE k = 1;`).message).toContain(
+      'the comparison = has operands of types STRING and INT NOT NULL, which Flink does not mix: CAST one of them',
+    );
+  });
+
+  it('check INSERT INTO against the sink, column by column', () => {
+    expect(failure(`${EVENTS}INSERT INTO sink SELECT v, k FROM events;`).message).toContain(
+      'column types of the query and sink do not match: column 1 (k) takes STRING, and the query gives BIGINT; CAST it',
+    );
+    expect(failure(`${EVENTS}INSERT INTO sink SELECT k FROM events;`).message).toContain('the query has 1 columns and sink takes 2 (k, n)');
+  });
+
+  it("bound an interval's leading field to two digits, as Flink does", () => {
+    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '100' SECOND)) GROUP BY k, window_start, window_end;`).message).toContain(
+      'interval field value 100 exceeds precision of SECOND(2) field: write SECOND(3)',
+    );
+  });
+
+  it('need a time attribute for a window function', () => {
+    const script = EVENTS.replace(", WATERMARK FOR ts AS ts - INTERVAL '1' SECOND", '');
+    expect(failure(`${script}INSERT INTO sink SELECT k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY k, window_start, window_end;`).message).toContain(
+      "the window function's time column 'ts' is not a time attribute: declare WATERMARK FOR ts in its table",
+    );
+  });
+
+  it("list a connector's options when one is unknown, and name what a table lacks", () => {
+    expect(failure(EVENTS.replace("'format' = 'json')", "'format' = 'json', 'scan.parallelism' = '2')") + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
+      "table events: unsupported option 'scan.parallelism' for the kafka connector",
+    );
+    expect(failure(EVENTS.replace("'properties.group.id' = 'g', ", '') + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
+      "table events: needs 'properties.group.id' (the consumer group the pipeline's trigger reads with)",
+    );
+    expect(failure(EVENTS.replace("'connector' = 'kafka', 'topic' = 'out'", "'connector' = 'upsert-kafka', 'topic' = 'out'") + 'INSERT INTO sink SELECT k, v FROM events;')).toBeInstanceOf(
+      SqlUnsupportedError,
+    );
+  });
+
+  it('say how to set what an exactly-once sink needs', () => {
+    const script = EVENTS.replace("'format' = 'json');\n\n", '').replace(
+      "CREATE TABLE sink (k STRING, n BIGINT) WITH ('connector' = 'kafka', 'topic' = 'out', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json');",
+      "CREATE TABLE sink (k STRING, n BIGINT) WITH ('connector' = 'kafka', 'topic' = 'out', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once');",
+    );
+    expect(failure(`${script}INSERT INTO sink SELECT k, v FROM events;`).message).toContain("needs 'sink.transactional-id-prefix'");
+    const prefixed = script.replace("'exactly-once')", "'exactly-once', 'sink.transactional-id-prefix' = 'tx')");
+    expect(() => sqlPipeline(`${prefixed}INSERT INTO sink SELECT k, v FROM events;`, { name: 'eo' })).toThrow(
+      "SET 'execution.checkpointing.interval' = '1 min';",
+    );
+    expect(sqlPipeline(`SET 'execution.checkpointing.interval' = '30 s';\n${prefixed}INSERT INTO sink SELECT k, v FROM events;`, { name: 'eo' }).getCheckpointConfig().checkpointInterval).toBe(30_000);
+  });
+
+  it('refuse a SET key Sluice does not read, naming those it does', () => {
+    expect(failure("SET 'table.exec.mini-batch.enabled' = 'true'").message).toContain("SET 'table.exec.mini-batch.enabled' is not a key Sluice reads");
+  });
+
+  it('tell a SELECT alone that a pipeline needs a sink', () => {
+    const tableEnv = StreamTableEnvironment.create(StreamExecutionEnvironment.create({ name: 'select' }));
+    expect(() => tableEnv.executeSql(`${EVENTS}SELECT k FROM events`)).toThrow('a SELECT on its own has nowhere to go in a pipeline');
+  });
+});
