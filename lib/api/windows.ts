@@ -18,7 +18,7 @@ export function windowStart(timestamp: number, offset: number, size: number): nu
 }
 
 export interface WindowAssigner {
-  readonly kind: 'tumbling' | 'sliding' | 'session' | 'global';
+  readonly kind: 'tumbling' | 'sliding' | 'cumulating' | 'session' | 'global';
   /** The clock its windows end on; the global window never ends, and needs no event time. */
   readonly timeDomain: 'event-time' | 'processing-time';
   /** Session windows merge when they overlap. */
@@ -70,6 +70,29 @@ function sliding(timeDomain: WindowAssigner['timeDomain'], size: number, slide: 
     },
     defaultTrigger: () => defaultTimeTrigger(timeDomain),
     describe: () => `sliding ${timeDomain} windows of ${size} ms every ${slide} ms`,
+  };
+}
+
+/**
+ * @internal Flink SQL's CUMULATE windows, which Flink's DataStream API does not have: within
+ * each window of `size`, windows that all start at its start and end every `step`.
+ */
+export function cumulatingEventTimeWindows(size: number, step: number, offset = 0): WindowAssigner {
+  positive('A cumulating window size', size);
+  positive('A cumulating window step', step);
+  if (size % step !== 0) throw new Error(`A cumulating window's size (${size} ms) must be a multiple of its step (${step} ms)`);
+  return {
+    kind: 'cumulating',
+    timeDomain: 'event-time',
+    merging: false,
+    assignWindows: (timestamp) => {
+      const start = windowStart(timestamp, offset, size);
+      const windows: TimeWindow[] = [];
+      for (let end = start + size; end > timestamp; end -= step) windows.push({ start, end });
+      return windows;
+    },
+    defaultTrigger: () => defaultTimeTrigger('event-time'),
+    describe: () => `cumulating event-time windows of ${size} ms every ${step} ms`,
   };
 }
 

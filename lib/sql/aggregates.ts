@@ -14,6 +14,8 @@ export interface AggregateCall {
   /** What it keeps per group and window: JSON, as state is. */
   readonly create: () => unknown;
   readonly add: (accumulator: unknown, row: Row) => unknown;
+  /** Two accumulators as one, for session windows that merge. */
+  readonly merge: (a: unknown, b: unknown) => unknown;
   readonly result: (accumulator: unknown) => SqlValue;
 }
 
@@ -22,16 +24,34 @@ interface Accumulation {
   readonly create: () => unknown;
   /** Adds a non-null value. */
   readonly add: (accumulator: unknown, value: SqlValue) => unknown;
+  readonly merge: (a: unknown, b: unknown) => unknown;
   readonly result: (accumulator: unknown) => SqlValue;
+}
+
+/** Merges accumulators that are null until a first value, with `combine` once both have one. */
+function mergingNulls(combine: (a: unknown, b: unknown) => unknown): (a: unknown, b: unknown) => unknown {
+  return (a, b) => (a === null ? b : b === null ? a : combine(a, b));
 }
 
 function sumOf(type: SqlType): Accumulation {
   if (type.kind === 'DECIMAL') {
     const scale = type.scale;
-    return { type: decimal(38, scale), create: () => null, add: (sum, v) => decimalAdd(sum === null ? '0' : (sum as string), String(v), scale), result: (sum) => sum as SqlValue };
+    return {
+      type: decimal(38, scale),
+      create: () => null,
+      add: (sum, v) => decimalAdd(sum === null ? '0' : (sum as string), String(v), scale),
+      merge: mergingNulls((a, b) => decimalAdd(a as string, b as string, scale)),
+      result: (sum) => sum as SqlValue,
+    };
   }
   const wrap = type.kind === 'INT' ? (n: number) => n | 0 : (n: number) => n;
-  return { type, create: () => null, add: (sum, v) => wrap((sum === null ? 0 : (sum as number)) + (v as number)), result: (sum) => sum as SqlValue };
+  return {
+    type,
+    create: () => null,
+    add: (sum, v) => wrap((sum === null ? 0 : (sum as number)) + (v as number)),
+    merge: mergingNulls((a, b) => wrap((a as number) + (b as number))),
+    result: (sum) => sum as SqlValue,
+  };
 }
 
 /** AVG as Flink's: an integer average truncated to its type, a DECIMAL one with at least 6 fraction digits. */
@@ -47,6 +67,11 @@ function averageOf(type: SqlType): Accumulation {
       const [total, count] = accumulator as [unknown, number];
       return [sum.add(total, value), count + 1];
     },
+    merge: (a, b) => {
+      const [totalA, countA] = a as [unknown, number];
+      const [totalB, countB] = b as [unknown, number];
+      return [sum.merge(totalA, totalB), countA + countB];
+    },
     result: (accumulator) => {
       const [total, count] = accumulator as [SqlValue, number];
       return count === 0 || total === null ? null : divide(total, count);
@@ -59,12 +84,15 @@ function extremeOf(type: SqlType, sign: 1 | -1): Accumulation {
     type,
     create: () => null,
     add: (best, v) => (best === null || sign * compareValues(v, best as SqlValue, type) > 0 ? v : best),
+    merge: mergingNulls((a, b) => (sign * compareValues(b as SqlValue, a as SqlValue, type) > 0 ? b : a)),
     result: (best) => best as SqlValue,
   };
 }
 
 function accumulationOf(call: Extract<Expression, { kind: 'call' }>, argument: Compiled | undefined, scope: Scope): Accumulation {
-  if (call.name === 'COUNT') return { type: { ...BIGINT, nullable: false }, create: () => 0, add: (n) => (n as number) + 1, result: (n) => n as number };
+  if (call.name === 'COUNT') {
+    return { type: { ...BIGINT, nullable: false }, create: () => 0, add: (n) => (n as number) + 1, merge: (a, b) => (a as number) + (b as number), result: (n) => n as number };
+  }
   const type = (argument as Compiled).type;
   const numeric = () => {
     if (!isNumeric(type)) throw new SqlError(`${call.name} needs a number, not ${typeName(type)}`, call.position, scope.text);
@@ -107,6 +135,7 @@ export function compileAggregate(call: Extract<Expression, { kind: 'call' }>, sc
         const value = counted(row);
         return value === undefined ? accumulator : accumulation.add(accumulator, value);
       },
+      merge: accumulation.merge,
       result: accumulation.result,
     };
   }
@@ -120,6 +149,7 @@ export function compileAggregate(call: Extract<Expression, { kind: 'call' }>, sc
       const seen = accumulator as SqlValue[];
       return value === undefined || seen.includes(value) ? seen : [...seen, value];
     },
+    merge: (a, b) => [...(a as SqlValue[]), ...(b as SqlValue[]).filter((v) => !(a as SqlValue[]).includes(v))],
     result: (accumulator) => accumulation.result((accumulator as SqlValue[]).reduce((a, v) => accumulation.add(a, v), accumulation.create())),
   };
 }
@@ -130,5 +160,6 @@ export function aggregateFunction(calls: readonly AggregateCall[]): AggregateFun
     createAccumulator: () => calls.map((call) => call.create()),
     add: (row, accumulators) => calls.map((call, i) => call.add(accumulators[i], row)),
     getResult: (accumulators) => calls.map((call, i) => call.result(accumulators[i])),
+    merge: (a, b) => calls.map((call, i) => call.merge(a[i], b[i])),
   };
 }

@@ -51,10 +51,12 @@ export type Relation =
   | { readonly kind: 'subquery'; readonly query: Query; readonly alias: string | undefined; readonly position: SqlPosition }
   | {
       readonly kind: 'window';
-      readonly function: 'TUMBLE' | 'HOP' | 'CUMULATE';
+      readonly function: 'TUMBLE' | 'HOP' | 'CUMULATE' | 'SESSION';
       readonly input: Relation;
+      /** SESSION's PARTITION BY columns. */
+      readonly partitionBy: readonly string[];
       readonly timeColumn: string;
-      /** TUMBLE: [size]; HOP: [slide, size]; CUMULATE: [step, size]; then an optional offset. */
+      /** TUMBLE: [size]; HOP: [slide, size]; CUMULATE: [step, size]; then an optional offset. SESSION: [gap]. */
       readonly intervals: readonly number[];
       readonly alias: string | undefined;
       readonly position: SqlPosition;

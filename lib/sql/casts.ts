@@ -56,8 +56,9 @@ function integerOf(value: SqlValue, from: SqlType, bits: 32 | 64): number {
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (from.kind === 'STRING') {
     const text = String(value).trim();
-    if (!/^[+-]?\d+$/.test(text)) throw new Error(`'${String(value)}' is not an integer`);
-    const parsed = Number(text);
+    // A decimal string truncates toward zero, as Flink's CAST does.
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text)) throw new Error(`'${String(value)}' is not an integer`);
+    const parsed = Math.trunc(Number(text));
     if (bits === 32 && (parsed > 2_147_483_647 || parsed < -2_147_483_648)) throw new Error(`'${text}' is out of INT's range`);
     return parsed;
   }

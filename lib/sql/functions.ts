@@ -76,7 +76,8 @@ function padded(values: readonly SqlValue[], left: boolean): SqlValue {
 /** Flink's SUBSTRING: 1-based, a start ≤ 0 counting as 1 … as Flink's SqlFunctionUtils does. */
 function substring(text: string, start: number, length: number | undefined): string | null {
   if (length !== undefined && length < 0) return null;
-  const from = start > 0 ? start - 1 : start < 0 ? Math.max(0, text.length + start) : 0;
+  if (start < 0 && -start > text.length) return '';
+  const from = start > 0 ? start - 1 : start < 0 ? text.length + start : 0;
   return length === undefined ? text.slice(from) : text.slice(from, from + length);
 }
 
@@ -123,7 +124,7 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
     result: () => STRING,
     apply: ([separator, ...values]) => (separator === null ? null : values.filter((v) => v !== null).map(str).join(str(separator))),
   },
-  REPLACE: { signatures: [['STRING', 'STRING', 'STRING']], result: () => STRING, apply: ([s, a, b]) => str(s).split(str(a)).join(str(b)) },
+  REPLACE: { signatures: [['STRING', 'STRING', 'STRING']], result: () => STRING, apply: ([s, a, b]) => str(s).replaceAll(str(a), () => str(b)) },
   POSITION: { signatures: [['STRING', 'STRING']], result: () => INT, apply: ([a, b]) => str(b).indexOf(str(a)) + 1 },
   LOCATE: { signatures: [['STRING', 'STRING']], result: () => INT, apply: ([a, b]) => str(b).indexOf(str(a)) + 1 },
   LPAD: { signatures: [['STRING', 'NUMERIC', 'STRING']], result: () => STRING, apply: (values) => padded(values, true) },
@@ -159,7 +160,12 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
   ABS: {
     signatures: [['NUMERIC']],
     result: sameAsFirst,
-    apply: ([v], [arg]) => ((arg as Compiled).type.kind === 'DECIMAL' ? (str(v).startsWith('-') ? decimalNegate(str(v)) : (v ?? null)) : Math.abs(num(v))),
+    apply: ([v], [arg]) => {
+      const kind = (arg as Compiled).type.kind;
+      if (kind === 'DECIMAL') return str(v).startsWith('-') ? decimalNegate(str(v)) : (v ?? null);
+      // INT's minimum has no positive twin: Java's Math.abs gives it back, as Flink does.
+      return kind === 'INT' ? Math.abs(num(v)) | 0 : Math.abs(num(v));
+    },
   },
   MOD: { signatures: [['NUMERIC', 'NUMERIC']], result: (args) => (args[1] as Compiled).type, apply: ([a, b]) => num(a) % num(b) },
   ROUND: {
@@ -260,6 +266,8 @@ export function scalarFunction(name: string, args: readonly Compiled[], context:
     if (UNSUPPORTED_FUNCTIONS.has(name)) throw new SqlUnsupportedError(`the function ${name}`, position, scope.text);
     throw new SqlError(`no function named ${name}: docs/sql.md lists the functions Sluice has`, position, scope.text);
   }
+  const untypedNull = context.args.find((arg) => arg.kind === 'literal' && arg.value === null);
+  if (untypedNull) throw new SqlError("illegal use of 'NULL' as an argument, as in Flink: give it a type, CAST(NULL AS STRING)", untypedNull.position, scope.text);
   if (!signatureOf(definition, args)) {
     const wanted = definition.signatures.map((s) => `${name}(${s.join(', ')}${definition.variadic ? ', …' : ''})`).join(' or ');
     throw new SqlError(`${name}(${args.map((a) => typeName(a.type)).join(', ')}) does not match ${wanted}`, position, scope.text);

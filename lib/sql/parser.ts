@@ -285,8 +285,9 @@ class Parser {
   private windowFunction(): Relation {
     const start = this.peek();
     const name = this.word();
-    if (name === 'SESSION') throw new SqlUnsupportedError('the SESSION window function', start.position, this.text);
-    if (name !== 'TUMBLE' && name !== 'HOP' && name !== 'CUMULATE') throw this.error(`expected a window function (TUMBLE, HOP or CUMULATE), found ${name}`, start);
+    if (name !== 'TUMBLE' && name !== 'HOP' && name !== 'CUMULATE' && name !== 'SESSION') {
+      throw this.error(`expected a window function (TUMBLE, HOP, CUMULATE or SESSION), found ${name}`, start);
+    }
     this.expect('(');
     const named = () => {
       const token = this.peek();
@@ -296,6 +297,7 @@ class Parser {
     const inputStart = this.peek();
     this.expectWords('TABLE');
     const input: Relation = { kind: 'table', name: this.qualifiedName(), alias: undefined, position: inputStart.position };
+    const partitionBy = name === 'SESSION' && this.acceptWords('PARTITION', 'BY') ? this.partitionColumns() : [];
     this.expect(',');
     this.expectWords('DESCRIPTOR');
     this.expect('(');
@@ -307,12 +309,29 @@ class Parser {
       if (expression.kind !== 'interval') throw this.error('a window function takes INTERVAL literals for its size, slide, step and offset', undefined, expression.position);
       intervals.push(expression.millis);
     }
-    const wanted = name === 'TUMBLE' ? 1 : 2;
-    if (intervals.length < wanted || intervals.length > wanted + 1) {
-      throw this.error(`${name} takes ${name === 'TUMBLE' ? 'a size' : name === 'HOP' ? 'a slide and a size' : 'a step and a size'} and an optional offset`, start);
+    const wanted = name === 'TUMBLE' || name === 'SESSION' ? 1 : 2;
+    const optional = name === 'SESSION' ? 0 : 1;
+    if (intervals.length < wanted || intervals.length > wanted + optional) {
+      const takes = { TUMBLE: 'a size and an optional offset', HOP: 'a slide, a size and an optional offset', CUMULATE: 'a step, a size and an optional offset', SESSION: 'a gap' }[name];
+      throw this.error(`${name} takes ${takes}`, start);
     }
     this.expect(')');
-    return { kind: 'window', function: name, input, timeColumn, intervals, alias: undefined, position: start.position };
+    return { kind: 'window', function: name, input, partitionBy, timeColumn, intervals, alias: undefined, position: start.position };
+  }
+
+  /** PARTITION BY's columns, bare or in parentheses, up to the DESCRIPTOR that follows them. */
+  private partitionColumns(): string[] {
+    if (this.accept('(')) {
+      const columns = this.commaSeparated(() => this.identifier());
+      this.expect(')');
+      return columns;
+    }
+    const columns = [this.identifier()];
+    while (this.peek().text === ',' && this.tokens[this.at + 1]?.upper !== 'DESCRIPTOR') {
+      this.next();
+      columns.push(this.identifier());
+    }
+    return columns;
   }
 
   private alias(): string | undefined {

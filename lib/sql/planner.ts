@@ -1,6 +1,6 @@
 import type { DataStream } from '../api/datastream.js';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
-import { SlidingEventTimeWindows, TumblingEventTimeWindows, windowStart } from '../api/windows.js';
+import { cumulatingEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, type WindowAssigner } from '../api/windows.js';
 import { aggregateFunction, compileAggregate, type AggregateCall } from './aggregates.js';
 import type { Expression, Query, Relation, Select } from './ast.js';
 import type { ConnectorTable, ViewTable } from './catalog.js';
@@ -82,7 +82,6 @@ function planRelation(relation: Relation, context: PlanContext, text: string): P
 }
 
 function windowed(relation: Extract<Relation, { kind: 'window' }>, context: PlanContext, text: string): WindowedRelation {
-  if (relation.function === 'CUMULATE') throw new SqlUnsupportedError('the CUMULATE window function', relation.position, text);
   const input = planRelation(relation.input, context, text) as PlannedRelation;
   const scope = scopeOf(input.fields, context, text);
   const time = resolveField(scope, relation.timeColumn, undefined, relation.position);
@@ -104,24 +103,44 @@ function windowed(relation: Extract<Relation, { kind: 'window' }>, context: Plan
   return { kind: 'windowed', input, relation, fields: [...input.fields.map((f) => ({ ...f, qualifier: alias ?? f.qualifier })), ...windowFields] };
 }
 
-/** [size, slide, offset] of a TUMBLE or HOP. */
-function windowShape(relation: Extract<Relation, { kind: 'window' }>): { size: number; slide: number; offset: number } {
+/** The window function as a window assigner, with Flink's checks of its intervals. */
+function assignerOf(relation: Extract<Relation, { kind: 'window' }>, text: string): WindowAssigner {
   const [first = 0, second = 0, third = 0] = relation.intervals;
-  return relation.function === 'TUMBLE' ? { size: first, slide: first, offset: second } : { size: second, slide: first, offset: third };
+  const multiple = (size: number, unit: number, what: string) => {
+    if (unit <= 0 || size % unit !== 0) throw new SqlError(`${relation.function} needs a size that is a whole multiple of its ${what}`, relation.position, text);
+  };
+  try {
+    switch (relation.function) {
+      case 'TUMBLE':
+        return TumblingEventTimeWindows.of(first, second);
+      case 'HOP':
+        multiple(second, first, 'slide');
+        return SlidingEventTimeWindows.of(second, first, third);
+      case 'CUMULATE':
+        multiple(second, first, 'step');
+        return cumulatingEventTimeWindows(second, first, third);
+      default:
+        return EventTimeSessionWindows.withGap(first);
+    }
+  } catch (error) {
+    if (error instanceof SqlError) throw error;
+    throw new SqlError((error as Error).message, relation.position, text);
+  }
 }
 
-/** The window TVF as rows: each input row once per window it falls in, with the window's columns after its own. */
-function assignWindows(windowedRelation: WindowedRelation, context: PlanContext): PlannedRelation {
+/** The window function as rows: each input row once per window it falls in, with the window's columns after its own. */
+function assignWindows(windowedRelation: WindowedRelation, context: PlanContext, text: string): PlannedRelation {
   const { input, relation } = windowedRelation;
-  const { size, slide, offset } = windowShape(relation);
+  if (relation.function === 'SESSION') throw new SqlUnsupportedError('the SESSION window function outside a window aggregation', relation.position, text);
+  const assigner = assignerOf(relation, text);
   const time = input.rowtime as number;
   const stream = input.stream
-    .flatMap((row) => {
-      const ts = row[time] as number;
-      const rows: Row[] = [];
-      for (let start = windowStart(ts, offset, slide); start > ts - size; start -= slide) rows.push([...row, start, start + size, start + size - 1]);
-      return rows.reverse();
-    })
+    .flatMap((row) =>
+      assigner
+        .assignWindows(row[time] as number)
+        .sort((a, b) => a.start - b.start || a.end - b.end)
+        .map(({ start, end }): Row => [...row, start, end, end - 1]),
+    )
     .name(operatorName(context, 'window-table-function'));
   return { stream, fields: windowedRelation.fields, rowtime: windowedRelation.fields.length - 1 };
 }
@@ -130,8 +149,8 @@ function isWindowed(relation: PlannedRelation | WindowedRelation): relation is W
   return 'relation' in relation;
 }
 
-function materialized(from: PlannedRelation | WindowedRelation, context: PlanContext): PlannedRelation {
-  return isWindowed(from) ? assignWindows(from, context) : from;
+function materialized(from: PlannedRelation | WindowedRelation, context: PlanContext, text: string): PlannedRelation {
+  return isWindowed(from) ? assignWindows(from, context, text) : from;
 }
 
 /** Plans a query into a stream of rows. */
@@ -227,7 +246,7 @@ function planSelect(select: Select, context: PlanContext, text: string): Planned
     return planWindowAggregate(select, from, calls, context, text);
   }
   if (select.having) throw new SqlError('HAVING needs GROUP BY or an aggregate', select.having.position, text);
-  const input = materialized(from, context);
+  const input = materialized(from, context, text);
   return project(select, input, context, text);
 }
 
@@ -271,8 +290,8 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   keys.forEach(({ expression }, i) => computed.set(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression), 3 + i));
   aggregates.forEach((a, i) => computed.set(canonical(a.expression), 3 + keys.length + i));
   const keyEvaluators = keys.map((k) => k.compiled.evaluate);
-  const { size, slide, offset } = windowShape(relation);
-  const assigner = relation.function === 'TUMBLE' ? TumblingEventTimeWindows.of(size, offset) : SlidingEventTimeWindows.of(size, slide, offset);
+  const assigner = assignerOf(relation, text);
+  if (relation.function === 'SESSION') sessionKeysMatch(relation, keys.map((k) => k.expression), text);
   const name = operatorName(context, 'window-aggregate');
   const rows = condition ? input.stream.filter((row) => condition.evaluate(row) === true).name(operatorName(context, 'where')) : input.stream;
   const aggregated = rows
@@ -286,6 +305,15 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: 2 };
   const outputScope: Scope = { ...scopeOf(fields, context, text), computed };
   return projectGrouped(select, grouped, outputScope, context, text);
+}
+
+/** A session window is per key: its PARTITION BY columns are the aggregation's keys, as Flink's session aggregation requires. */
+function sessionKeysMatch(relation: Extract<Relation, { kind: 'window' }>, keys: readonly Expression[], text: string): void {
+  const grouped = keys.map((k) => (k.kind === 'column' ? k.name.toLowerCase() : '')).sort();
+  const partitioned = relation.partitionBy.map((name) => name.toLowerCase()).sort();
+  if (JSON.stringify(grouped) !== JSON.stringify(partitioned)) {
+    throw new SqlUnsupportedError('a SESSION window aggregation whose GROUP BY keys are not its PARTITION BY columns', relation.position, text);
+  }
 }
 
 function projectGrouped(select: Select, grouped: PlannedRelation, scope: Scope, context: PlanContext, text: string): PlannedRelation {

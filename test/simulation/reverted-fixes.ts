@@ -1,4 +1,4 @@
-// `npm run simulate:reverted -- [--schedules 2000] [--only NAME]`: the proof that the simulation
+// `npm run simulate:reverted -- [--schedules 2000] [--seed 1] [--only NAME]`: the proof that the simulation
 // reaches each hole it was built to find. For every fix of the runtime, it copies the sources
 // with that one fix undone, runs the simulation there over the schedules `npm test` runs, and
 // prints how many failed and the first failing seed (docs/PROTOCOL.md, "What the simulation
@@ -127,7 +127,7 @@ const REVERTS: readonly Revert[] = [
   },
 ];
 
-const { values } = parseArgs({ options: { schedules: { type: 'string', default: '2000' }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { schedules: { type: 'string', default: '2000' }, seed: { type: 'string', default: '1' }, only: { type: 'string' } } });
 const root = new URL('../../', import.meta.url).pathname;
 const run = promisify(execFile);
 
@@ -148,7 +148,7 @@ async function measure(revert: Revert): Promise<string> {
     const started = Date.now();
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', 'test/simulation/run.ts', '--schedules', values.schedules, '--seed', '1', '--no-shrink', ...(revert.restores ? ['--restores'] : [])],
+      ['--import', 'tsx', 'test/simulation/run.ts', '--schedules', values.schedules, '--seed', values.seed, '--no-shrink', ...(revert.restores ? ['--restores'] : [])],
       { cwd: dir, maxBuffer: 64 * 1024 * 1024 },
     ).catch((error: unknown) => ({ stdout: (error as { stdout?: string }).stdout ?? '' }));
     const failed = /(\d+) passed, (\d+) failed/.exec(stdout)?.[2] ?? '?';
@@ -162,7 +162,7 @@ async function measure(revert: Revert): Promise<string> {
   }
 }
 
-process.stdout.write(`With each fix reverted alone, over ${values.schedules} schedules from seed 1:\n\n| fix | failing schedules | first, and what it saw | took |\n| --- | --- | --- | --- |\n`);
+process.stdout.write(`With each fix reverted alone, over ${values.schedules} schedules from seed ${values.seed}:\n\n| fix | failing schedules | first, and what it saw | took |\n| --- | --- | --- | --- |\n`);
 for (const revert of REVERTS) {
   if (values.only !== undefined && !revert.fix.includes(values.only)) continue;
   process.stdout.write(`${await measure(revert)}\n`);

@@ -36,7 +36,7 @@ describe('SQL errors', () => {
     ['MATCH_RECOGNIZE', 'SELECT * FROM events MATCH_RECOGNIZE (PARTITION BY k)'],
     ['JOIN', 'SELECT * FROM events a JOIN events b ON a.k = b.k'],
     ['OVER aggregations', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) FROM events'],
-    ['the SESSION window function', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
+    ['the SESSION window function outside a window aggregation', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
     ['GROUP BY without a window function (an updating, unbounded aggregation)', 'SELECT k, COUNT(*) FROM events GROUP BY k'],
     ['ORDER BY', 'SELECT k FROM events ORDER BY k'],
     ['the function LAG', 'SELECT LAG(v) FROM events'],

@@ -1,0 +1,2 @@
+SELECT k, CAST(v AS INT) + 1, CAST(v AS INT) * 2, v + 1, CAST(v * 65536 AS INT), -CAST(v AS INT), ABS(CAST(v AS INT))
+FROM events
