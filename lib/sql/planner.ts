@@ -10,7 +10,7 @@ import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, reso
 import { commonType } from './type-rules.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
 import type { SqlSession } from './session.js';
-import { typeName } from './types.js';
+import { typeName, type SqlValue } from './types.js';
 import { widen } from './values.js';
 
 /** A table a query can name: a CREATE TABLE, a view, or a stream registered with the Table API. */
@@ -290,16 +290,20 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   keys.forEach(({ expression }, i) => computed.set(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression), 3 + i));
   aggregates.forEach((a, i) => computed.set(canonical(a.expression), 3 + keys.length + i));
   const keyEvaluators = keys.map((k) => k.compiled.evaluate);
+  // One key is itself, as a keyBy's would be, so that a topic keyed by it is keyed in place; several are a JSON array.
+  const [single] = keyEvaluators;
+  const keyOf = keyEvaluators.length === 1 && single ? (row: Row) => single(row) : (row: Row) => JSON.stringify(keyEvaluators.map((evaluate) => evaluate(row)));
+  const keyValues = keyEvaluators.length === 1 ? (key: SqlValue) => [key] : (key: SqlValue) => JSON.parse(key as string) as Row;
   const assigner = assignerOf(relation, text);
   if (relation.function === 'SESSION') sessionKeysMatch(relation, keys.map((k) => k.expression), text);
   const name = operatorName(context, 'window-aggregate');
   const rows = condition ? input.stream.filter((row) => condition.evaluate(row) === true).name(operatorName(context, 'where')) : input.stream;
   const aggregated = rows
-    .keyBy((row) => JSON.stringify(keyEvaluators.map((evaluate) => evaluate(row))))
+    .keyBy((row) => keyOf(row))
     .window(assigner)
     .aggregate<unknown[], Row, Row>(aggregateFunction(aggregates), (key, windowContext, [results], out) => {
       const { start, end } = windowContext.window;
-      out.collect([start, end, end - 1, ...(JSON.parse(key) as Row), ...(results ?? [])]);
+      out.collect([start, end, end - 1, ...keyValues(key), ...(results ?? [])]);
     })
     .name(name);
   const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: 2 };

@@ -156,14 +156,18 @@ function runQueryOnSluice(scenario: Scenario): string[] {
 
 /** A query over the table `events` through the Table API on Sluice, fed as the operator harness feeds a DataStream scenario. */
 export function runQuery(query: string, input: readonly InputLine[]): string[] {
-  const build: ScenarioPipeline = (events) => {
+  return outputOfHarness(queryPipeline(query), input).map(({ value }) => value);
+}
+
+/** The query as a scenario's pipeline: the events as the table `events`, each change of the result as runner/SqlQueries.java prints it. */
+export function queryPipeline(query: string): ScenarioPipeline {
+  return (events) => {
     const tableEnv = StreamTableEnvironment.create(events.getExecutionEnvironment());
     tableEnv.createTemporaryView('events', tableEnv.fromDataStream(events.map(({ key, value }) => ({ k: key, v: value })), EVENTS_SCHEMA));
     const table = tableEnv.sqlQuery(query);
     const types = table.schema.map((column) => column.type);
     return tableEnv.toChangelogStream(table).map((row) => sqlLine(row, types));
   };
-  return outputOfHarness(build, input).map(({ value }) => value);
 }
 
 /**
