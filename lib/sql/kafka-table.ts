@@ -47,23 +47,54 @@ export interface PlannedRelation {
   readonly stream: DataStream<Row>;
   readonly fields: readonly Field[];
   readonly rowtime: number | undefined;
+  /**
+   * An updating relation's rows are changes: each row carries its RowKind after its columns
+   * (at `fields.length`). `keys` are the columns that identify a row (the GROUP BY keys the
+   * SELECT list keeps), `producer` what makes the updates, for errors.
+   */
+  readonly updating?: { readonly keys: readonly number[]; readonly producer: string };
 }
 
 function tableError(table: ConnectorTable, reason: string): SqlError {
   return new SqlError(`table ${table.name}: ${reason}`, table.position, table.text);
 }
 
+/** The upsert-kafka connector's options: a sink's, keyed by the primary key. */
+const UPSERT_KAFKA_OPTIONS = new Set([
+  'connector',
+  'topic',
+  'properties.bootstrap.servers',
+  'key.format',
+  'value.format',
+  'value.fields-include',
+  'json.timestamp-format.standard',
+  'sink.delivery-guarantee',
+  'sink.transactional-id-prefix',
+]);
+
+/** Whether the table is an upsert-kafka one: each key's latest row, a NULL value deleting it. */
+export function isUpsertTable(table: ConnectorTable): boolean {
+  return table.options.get('connector') === 'upsert-kafka';
+}
+
 /** Checks the table's options against the connector's, failing on any it does not know, as Flink does. */
 function checkOptions(table: ConnectorTable): void {
   const connector = table.options.get('connector');
-  if (connector === 'upsert-kafka') throw new SqlUnsupportedError("the 'upsert-kafka' connector", table.position, table.text);
-  if (connector !== 'kafka') throw tableError(table, `'connector' = '${connector ?? ''}' is not a connector Sluice has: use 'kafka'`);
+  if (connector !== 'kafka' && connector !== 'upsert-kafka') {
+    throw tableError(table, `'connector' = '${connector ?? ''}' is not a connector Sluice has: use 'kafka' or 'upsert-kafka'`);
+  }
+  const known = connector === 'kafka' ? KAFKA_OPTIONS : UPSERT_KAFKA_OPTIONS;
   for (const key of table.options.keys()) {
     const unsupported = UNSUPPORTED_OPTIONS.find(([pattern]) => pattern.test(key));
     if (unsupported) throw new SqlUnsupportedError(unsupported[1], table.position, table.text);
-    if (!KAFKA_OPTIONS.has(key) && !key.startsWith('properties.')) {
-      throw tableError(table, `unsupported option '${key}' for the kafka connector; its options are ${[...KAFKA_OPTIONS].join(', ')} and properties.*`);
+    if (!known.has(key) && !key.startsWith('properties.')) {
+      throw tableError(table, `unsupported option '${key}' for the ${connector} connector; its options are ${[...known].join(', ')} and properties.*`);
     }
+  }
+  if (connector === 'upsert-kafka') {
+    if (!table.primaryKey) throw tableError(table, "an 'upsert-kafka' table needs a PRIMARY KEY (…) NOT ENFORCED: the key each record is written under");
+    required(table, 'key.format', "the format of the primary key's columns, 'raw' or 'json'");
+    required(table, 'value.format', "'json'");
   }
   const format = table.options.get('value.format') ?? table.options.get('format');
   if (format === undefined) throw tableError(table, "needs 'format' = 'json'");
@@ -126,7 +157,7 @@ interface KeyLayout {
 function keyLayout(table: ConnectorTable): KeyLayout {
   const physical = physicalFields(table);
   const format = table.options.get('key.format');
-  const names = table.options.get('key.fields')?.split(';').map((name) => name.trim());
+  const names = isUpsertTable(table) ? table.primaryKey : table.options.get('key.fields')?.split(';').map((name) => name.trim());
   const include = table.options.get('value.fields-include') ?? 'ALL';
   if (include !== 'ALL' && include !== 'EXCEPT_KEY') throw tableError(table, `'value.fields-include' is 'ALL' or 'EXCEPT_KEY', not '${include}'`);
   if (format === undefined) {
@@ -241,6 +272,7 @@ function watermarkStrategy(table: ConnectorTable, fields: readonly Field[], sess
 
 /** Reads a kafka table as a stream of rows. */
 export function kafkaSource(table: ConnectorTable, env: StreamExecutionEnvironment, session: SqlSession): PlannedRelation {
+  if (isUpsertTable(table)) throw new SqlUnsupportedError("reading an 'upsert-kafka' table (its changelog)", table.position, table.text);
   checkOptions(table);
   const { read, fields } = rowReader(table, session);
   const { strategy, rowtime } = watermarkStrategy(table, fields, session);
@@ -275,7 +307,11 @@ export function persistedColumns(table: ConnectorTable): TableColumn[] {
   return table.columns.filter((c) => c.kind === 'physical' || (c.kind === 'metadata' && !c.virtual));
 }
 
-/** Writes rows of the table's persisted columns to its topic in its format, with its delivery guarantee. */
+/**
+ * Writes rows of the table's persisted columns to its topic in its format, with its delivery
+ * guarantee. An upsert-kafka table's rows may be changes (their RowKind after the columns): a
+ * -D is written as a tombstone of its key, anything else as the key's new value.
+ */
 export function kafkaSink(table: ConnectorTable): KafkaSink<Row> {
   checkOptions(table);
   const persisted = persistedColumns(table);
@@ -293,11 +329,13 @@ export function kafkaSink(table: ConnectorTable): KafkaSink<Row> {
     return writeKey ? writeKey(values) : (values[0] as string | null);
   };
   const topic = required(table, 'topic', 'the topic to write');
+  const deleted = (row: Row) => row[persisted.length] === '-D';
   const serializer: KafkaRecordSerializationSchema<Row> = {
     topic,
     serialize: (row) => {
       const timestamp = stamp < 0 ? null : row[stamp];
-      return { topic, key: keyOf(row), value: writeValue(valuePositions.map((i) => row[i] ?? null)), ...(typeof timestamp === 'number' ? { timestamp } : {}) };
+      const value = deleted(row) ? null : writeValue(valuePositions.map((i) => row[i] ?? null));
+      return { topic, key: keyOf(row), value, ...(typeof timestamp === 'number' ? { timestamp } : {}) };
     },
   };
   const guaranteeName = table.options.get('sink.delivery-guarantee') ?? 'at-least-once';

@@ -1,5 +1,6 @@
 import type { DataStream } from '../api/datastream.js';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
+import { StateTtlConfig, ValueStateDescriptor } from '../api/state.js';
 import { cumulatingEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, type WindowAssigner } from '../api/windows.js';
 import { aggregateFunction, compileAggregate, type AggregateCall } from './aggregates.js';
 import type { Expression, Query, Relation, Select } from './ast.js';
@@ -82,7 +83,7 @@ function planRelation(relation: Relation, context: PlanContext, text: string): P
 }
 
 function windowed(relation: Extract<Relation, { kind: 'window' }>, context: PlanContext, text: string): WindowedRelation {
-  const input = planRelation(relation.input, context, text) as PlannedRelation;
+  const input = appendOnly(planRelation(relation.input, context, text) as PlannedRelation, 'a window function', relation.position, text);
   const scope = scopeOf(input.fields, context, text);
   const time = resolveField(scope, relation.timeColumn, undefined, relation.position);
   if (time !== input.rowtime) {
@@ -160,7 +161,7 @@ export function planQuery(query: Query, context: PlanContext, text: string): Pla
 }
 
 function planUnion(query: Extract<Query, { kind: 'unionAll' }>, context: PlanContext, text: string): PlannedRelation {
-  const inputs = query.inputs.map((input) => planQuery(input, context, text));
+  const inputs = query.inputs.map((input) => appendOnly(planQuery(input, context, text), 'UNION ALL', query.position, text));
   const [first, ...others] = inputs as [PlannedRelation, ...PlannedRelation[]];
   for (const other of others) {
     if (other.fields.length !== first.fields.length) {
@@ -240,10 +241,8 @@ function planSelect(select: Select, context: PlanContext, text: string): Planned
   const calls = [...select.items.flatMap((item) => aggregateCalls(item.expression)), ...aggregateCalls(select.having)];
   const grouped = select.groupBy.length > 0 || calls.length > 0;
   if (grouped) {
-    if (!isWindowed(from)) {
-      throw new SqlUnsupportedError('GROUP BY without a window function (an updating, unbounded aggregation)', select.position, text);
-    }
-    return planWindowAggregate(select, from, calls, context, text);
+    if (isWindowed(from)) return planWindowAggregate(select, from, calls, context, text);
+    return planGroupAggregate(select, appendOnly(from, 'GROUP BY', select.position, text), calls, context, text);
   }
   if (select.having) throw new SqlError('HAVING needs GROUP BY or an aggregate', select.having.position, text);
   const input = materialized(from, context, text);
@@ -258,9 +257,12 @@ function project(select: Select, input: PlannedRelation, context: PlanContext, t
   const evaluators = items.map((item) => item.compiled.evaluate);
   const filtered = condition ? input.stream.filter((row) => condition.evaluate(row) === true).name(operatorName(context, 'where')) : input.stream;
   const identity = items.length === input.fields.length && items.every(({ expression }, i) => expression.kind === 'column' && resolveField(scope, expression.name, expression.table, expression.position) === i);
-  const stream = identity ? filtered : filtered.map((row) => evaluators.map((evaluate) => evaluate(row))).name(operatorName(context, 'select'));
+  const width = input.fields.length;
+  const project = input.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
+  const stream = identity ? filtered : filtered.map(project).name(operatorName(context, 'select'));
   const fields = items.map((item, i) => ({ name: item.name, type: i === rowtime ? item.compiled.type : { ...item.compiled.type, rowtime: false } as Field['type'] }));
-  return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime };
+  const positions = items.map(({ expression }) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
+  return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(input.updating ? { updating: keptKeys(input.updating, positions) } : {}) };
 }
 
 function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extract<Expression, { kind: 'call' }>[], context: PlanContext, text: string): PlannedRelation {
@@ -289,11 +291,7 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   for (const name of WINDOW_COLUMNS) computed.set(canonical({ kind: 'column', table: undefined, name, position: select.position }), WINDOW_COLUMNS.indexOf(name));
   keys.forEach(({ expression }, i) => computed.set(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression), 3 + i));
   aggregates.forEach((a, i) => computed.set(canonical(a.expression), 3 + keys.length + i));
-  const keyEvaluators = keys.map((k) => k.compiled.evaluate);
-  // One key is itself, as a keyBy's would be, so that a topic keyed by it is keyed in place; several are a JSON array.
-  const [single] = keyEvaluators;
-  const keyOf = keyEvaluators.length === 1 && single ? (row: Row) => single(row) : (row: Row) => JSON.stringify(keyEvaluators.map((evaluate) => evaluate(row)));
-  const keyValues = keyEvaluators.length === 1 ? (key: SqlValue) => [key] : (key: SqlValue) => JSON.parse(key as string) as Row;
+  const { keyOf, keyValues } = groupKey(keys.map((k) => k.compiled.evaluate));
   const assigner = assignerOf(relation, text);
   if (relation.function === 'SESSION') sessionKeysMatch(relation, keys.map((k) => k.expression), text);
   const name = operatorName(context, 'window-aggregate');
@@ -309,6 +307,77 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: 2 };
   const outputScope: Scope = { ...scopeOf(fields, context, text), computed };
   return projectGrouped(select, grouped, outputScope, context, text);
+}
+
+/**
+ * A grouping key: one key is itself, as a keyBy's would be, so that a topic keyed by it is
+ * aggregated in place; several are a JSON array. `keyValues` gives the keys back from it.
+ */
+function groupKey(evaluators: readonly ((row: Row) => SqlValue)[]): { keyOf: (row: Row) => SqlValue; keyValues: (key: SqlValue) => Row } {
+  const [single] = evaluators;
+  if (evaluators.length === 1 && single) return { keyOf: single, keyValues: (key) => [key] };
+  return { keyOf: (row) => JSON.stringify(evaluators.map((evaluate) => evaluate(row))), keyValues: (key) => JSON.parse(key as string) as Row };
+}
+
+/** An updating relation's input, refused where Sluice does not consume updates yet. */
+function appendOnly(relation: PlannedRelation, consumer: string, position: Select['position'], text: string): PlannedRelation {
+  if (relation.updating) throw new SqlUnsupportedError(`${consumer} over an updating result (of ${relation.updating.producer})`, position, text);
+  return relation;
+}
+
+/** The upsert keys a projection keeps: where each key column went, if every one did. */
+function keptKeys(updating: NonNullable<PlannedRelation['updating']>, positions: readonly number[]): NonNullable<PlannedRelation['updating']> {
+  const keys = updating.keys.map((key) => positions.indexOf(key));
+  return { producer: updating.producer, keys: keys.includes(-1) ? [] : keys };
+}
+
+/**
+ * GROUP BY without a window, as Flink's GroupAggregate: per key, the aggregates so far and a row
+ * count, in keyed state; each input row gives +I for a new key, or -U of the old result and +U of
+ * the new one, and nothing when the result did not change.
+ */
+function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extract<Expression, { kind: 'call' }>[], context: PlanContext, text: string): PlannedRelation {
+  const inputScope = scopeOf(input.fields, context, text);
+  const keys = select.groupBy.map((expression) => ({ expression, compiled: compileExpression(expression, inputScope) }));
+  const aggregates = calls.map((call) => compileAggregate(call, inputScope));
+  const condition = select.where && compileBoolean(select.where, inputScope, 'WHERE');
+  const fields: Field[] = [
+    ...keys.map(({ expression, compiled }) => ({ name: expression.kind === 'column' ? expression.name : 'key', type: compiled.type })),
+    ...aggregates.map((a) => ({ name: a.expression.name, type: a.type })),
+  ];
+  const computed = new Map<string, number>();
+  keys.forEach(({ expression }, i) => computed.set(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression), i));
+  aggregates.forEach((a, i) => computed.set(canonical(a.expression), keys.length + i));
+  const keyEvaluators = keys.map((k) => k.compiled.evaluate);
+  const { keyOf } = groupKey(keyEvaluators);
+  const aggregate = aggregateFunction(aggregates);
+  const descriptor = new ValueStateDescriptor<unknown[]>('accumulators');
+  if (context.session.stateTtl !== undefined) descriptor.enableTimeToLive(StateTtlConfig.newBuilder(context.session.stateTtl).build());
+  const rows = condition ? input.stream.filter((row) => condition.evaluate(row) === true).name(operatorName(context, 'where')) : input.stream;
+  const producer = `GROUP BY ${select.groupBy.map((e) => (e.kind === 'column' ? e.name : 'an expression')).join(', ') || '()'}`;
+  const aggregated = rows
+    .keyBy((row) => (keys.length === 0 ? '' : keyOf(row)))
+    .withState((state) => state.getState(descriptor))
+    .process<Row>({
+      processElement(row, { state }, out) {
+        const before = state.value();
+        const after = aggregate.add(row, before ?? aggregate.createAccumulator());
+        state.update(after);
+        const keyValues = keyEvaluators.map((evaluate) => evaluate(row));
+        const result = [...keyValues, ...aggregate.getResult(after)];
+        if (!before) {
+          out.collect([...result, '+I']);
+          return;
+        }
+        const previous = [...keyValues, ...aggregate.getResult(before)];
+        if (JSON.stringify(previous) === JSON.stringify(result)) return;
+        out.collect([...previous, '-U']);
+        out.collect([...result, '+U']);
+      },
+    })
+    .name(operatorName(context, 'group-aggregate'));
+  const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: undefined, updating: { keys: keys.map((_, i) => i), producer } };
+  return projectGrouped(select, grouped, { ...scopeOf(fields, context, text), computed }, context, text);
 }
 
 /** A session window is per key: its PARTITION BY columns are the aggregation's keys, as Flink's session aggregation requires. */
@@ -331,8 +400,12 @@ function projectGrouped(select: Select, grouped: PlannedRelation, scope: Scope, 
   const rowtime = items.findIndex(({ expression }) => expression.kind === 'column' && expression.name.toLowerCase() === 'window_time');
   const filtered = having ? grouped.stream.filter((row) => having.evaluate(row) === true).name(operatorName(context, 'having')) : grouped.stream;
   const evaluators = items.map((item) => item.compiled.evaluate);
-  const stream = filtered.map((row) => evaluators.map((evaluate) => evaluate(row))).name(operatorName(context, 'select'));
-  return { stream, fields: items.map((item) => ({ name: item.name, type: item.compiled.type })), rowtime: rowtime < 0 ? undefined : rowtime };
+  const width = grouped.fields.length;
+  const project = grouped.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
+  const stream = filtered.map(project).name(operatorName(context, 'select'));
+  const positions = items.map(({ expression }) => scope.computed?.get(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression)) ?? -1);
+  const fields = items.map((item) => ({ name: item.name, type: item.compiled.type }));
+  return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(grouped.updating ? { updating: keptKeys(grouped.updating, positions) } : {}) };
 }
 
 /** Checks that a query's columns fit a table's, as INSERT INTO needs: the same count, and types that widen to the table's. */

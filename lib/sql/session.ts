@@ -10,13 +10,15 @@ export interface SqlSession {
   pipelineName: string | undefined;
   /** execution.checkpointing.interval: how often the coordinator checkpoints, and so how often exactly-once output commits. */
   checkpointInterval: number | undefined;
+  /** table.exec.state.ttl: how long an unbounded aggregation keeps a key's state unread and unwritten (processing time). */
+  stateTtl: number | undefined;
 }
 
 export function defaultSession(): SqlSession {
-  return { zone: 'UTC', idleTimeout: undefined, pipelineName: undefined, checkpointInterval: undefined };
+  return { zone: 'UTC', idleTimeout: undefined, pipelineName: undefined, checkpointInterval: undefined, stateTtl: undefined };
 }
 
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, sec: 1000, second: 1000, seconds: 1000, min: 60_000, minute: 60_000, minutes: 60_000, h: 3_600_000, hour: 3_600_000, hours: 3_600_000 };
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, sec: 1000, second: 1000, seconds: 1000, min: 60_000, minute: 60_000, minutes: 60_000, h: 3_600_000, hour: 3_600_000, hours: 3_600_000, d: 86_400_000, day: 86_400_000, days: 86_400_000 };
 
 /** Flink's durations: '10 s', '500 ms', '1 min', or milliseconds alone. */
 export function parseDuration(text: string): number | undefined {
@@ -45,6 +47,12 @@ export function applySetting(session: SqlSession, key: string, value: string): v
     case 'pipeline.name':
       session.pipelineName = value;
       return;
+    case 'table.exec.state.ttl': {
+      const millis = parseDuration(value);
+      if (millis === undefined) throw new Error(`SET 'table.exec.state.ttl' needs a duration such as '1 h', not '${value}'`);
+      session.stateTtl = millis === 0 ? undefined : millis;
+      return;
+    }
     case 'execution.checkpointing.interval': {
       const millis = parseDuration(value);
       if (millis === undefined || millis <= 0) throw new Error(`SET 'execution.checkpointing.interval' needs a duration such as '1 min', not '${value}'`);
@@ -54,7 +62,7 @@ export function applySetting(session: SqlSession, key: string, value: string): v
     default:
       if (IGNORED_KEYS.has(key)) return;
       throw new Error(
-        `SET '${key}' is not a key Sluice reads: it reads table.local-time-zone, table.exec.source.idle-timeout, execution.checkpointing.interval and pipeline.name, and accepts ${[...IGNORED_KEYS].join(', ')}`,
+        `SET '${key}' is not a key Sluice reads: it reads table.local-time-zone, table.exec.source.idle-timeout, table.exec.state.ttl, execution.checkpointing.interval and pipeline.name, and accepts ${[...IGNORED_KEYS].join(', ')}`,
       );
   }
 }

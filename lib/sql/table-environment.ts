@@ -4,9 +4,9 @@ import { DeliveryGuarantee } from '../api/sink.js';
 import type { Statement } from './ast.js';
 import { resolveType } from './casts.js';
 import { connectorTable, type ConnectorTable } from './catalog.js';
-import { SqlError } from './errors.js';
+import { SqlError, SqlUnsupportedError } from './errors.js';
 import type { Field, Row } from './compiled.js';
-import { kafkaSink, persistedColumns, type PlannedRelation } from './kafka-table.js';
+import { isUpsertTable, kafkaSink, persistedColumns, type PlannedRelation } from './kafka-table.js';
 import { parseQuery, parseStatements } from './parser.js';
 import { alignToSink, planQuery, type CatalogTable, type PlanContext } from './planner.js';
 import { applySetting, defaultSession, type SqlSession } from './session.js';
@@ -154,7 +154,8 @@ export class StreamTableEnvironment {
   /** The table's rows as a stream: each with its change (insert-only tables give +I) and its columns by name. */
   toChangelogStream(table: Table): DataStream<ChangelogRow> {
     const names = table.relation.fields.map((f) => f.name);
-    return table.relation.stream.map((row): ChangelogRow => ({ kind: '+I', fields: Object.fromEntries(names.map((name, i) => [name, row[i] ?? null])) }));
+    const kindOf = table.relation.updating ? (row: Row) => row[names.length] as RowKind : () => '+I' as const;
+    return table.relation.stream.map((row): ChangelogRow => ({ kind: kindOf(row), fields: Object.fromEntries(names.map((name, i) => [name, row[i] ?? null])) }));
   }
 
   private register(table: CatalogTable, name: string): void {
@@ -198,10 +199,39 @@ export class StreamTableEnvironment {
     if (!table) throw new SqlError(`table ${statement.table} not found: create it with CREATE TABLE first`, statement.position, text);
     if (table.kind !== 'connector') throw new SqlError(`${statement.table} is a view; INSERT INTO needs a table with a connector`, statement.position, text);
     const query = planQuery(statement.query, this.context, text);
+    const sink = kafkaSink(table);
+    if (query.updating && !isUpsertTable(table)) {
+      throw new SqlError(
+        `table sink '${table.name}' doesn't support consuming update changes, which ${query.updating.producer} produces: ` +
+          "INSERT INTO a table with 'connector' = 'upsert-kafka' and a PRIMARY KEY (…) NOT ENFORCED on the grouping keys",
+        statement.position,
+        text,
+      );
+    }
     const persisted = persistedColumns(table);
     const sinkFields = persisted.map((c) => ({ name: c.name, type: (c as { type: SqlType }).type }));
-    const stream = alignToSink(this.byColumnList(query, statement, sinkFields, table, text), sinkFields, this.context, table.name, text, statement.position);
-    stream.sinkTo(kafkaSink(table)).name(`${table.name}-sink`);
+    if (query.updating) this.checkUpsertKey(query, statement, table, sinkFields, text);
+    const aligned = alignToSink(this.byColumnList(query, statement, sinkFields, table, text), sinkFields, this.context, table.name, text, statement.position);
+    // An upsert sink keeps each key's latest row: the row an update replaces needs no record.
+    const stream = query.updating ? aligned.filter((row) => row[sinkFields.length] !== '-U').name(`${table.name}-upserts`) : aligned;
+    stream.sinkTo(sink).name(`${table.name}-sink`);
+  }
+
+  /**
+   * An upsert sink replaces a key's row with each change: the changes must be keyed by its
+   * PRIMARY KEY, or two rows of one key would overwrite each other. (Flink materializes the
+   * query's changes per sink key instead; Sluice does not yet.)
+   */
+  private checkUpsertKey(query: PlannedRelation, statement: Extract<Statement, { kind: 'insert' }>, table: ConnectorTable, sinkFields: readonly Field[], text: string): void {
+    const primary = (table.primaryKey ?? []).map((name) => sinkFields.findIndex((f) => f.name.toLowerCase() === name.toLowerCase()));
+    const placed = statement.columns ? query.updating?.keys.map((key) => sinkFields.findIndex((f) => f.name.toLowerCase() === statement.columns?.[key]?.toLowerCase())) : query.updating?.keys;
+    if (JSON.stringify([...primary].sort()) !== JSON.stringify([...(placed ?? [])].sort())) {
+      throw new SqlUnsupportedError(
+        `an upsert sink whose PRIMARY KEY (${(table.primaryKey ?? []).join(', ')}) is not the columns the query's ${query.updating?.producer ?? 'GROUP BY'} keys its changes by`,
+        statement.position,
+        text,
+      );
+    }
   }
 
   /** INSERT INTO t (a, c): the query's columns placed by name, the others NULL. */
@@ -214,8 +244,10 @@ export class StreamTableEnvironment {
       if (!sinkFields.some((f) => f.name.toLowerCase() === column.toLowerCase())) throw new SqlError(`${table.name} has no column ${column} to insert into`, statement.position, text);
     }
     const fields = sinkFields.map((f, i) => ({ name: f.name, type: positions[i] === -1 ? NULL_TYPE : (query.fields[positions[i] as number] as Field).type }));
-    const stream = query.stream.map((row: Row) => positions.map((at) => (at < 0 ? null : (row[at] ?? null))));
-    return { stream, fields, rowtime: undefined };
+    const width = query.fields.length;
+    const placed = (row: Row) => positions.map((at) => (at < 0 ? null : (row[at] ?? null)));
+    const stream = query.stream.map(query.updating ? (row: Row) => [...placed(row), row[width] ?? null] : placed);
+    return { stream, fields, rowtime: undefined, ...(query.updating ? { updating: query.updating } : {}) };
   }
 }
 

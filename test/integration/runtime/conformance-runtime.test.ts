@@ -73,6 +73,9 @@ const ON_THE_RUNTIME = [
   'sql-aggregate-nulls',
   'sql-tumble-rows',
   'sql-union-all',
+  'sql-group-aggregate',
+  'sql-group-having',
+  'sql-group-projection',
 ];
 /** Scenarios keyed by another key than the event's, whose source is therefore not partitioned by the record key. */
 const REKEYED = ['window-join', 'window-cogroup'];

@@ -98,6 +98,26 @@ END;`,
     expect([harness.outputValues('high'), harness.outputValues('low')]).toEqual([['{"sensor":"b"}'], ['{"sensor":"a"}']]);
   });
 
+  it('write an updating aggregation to upsert-kafka: each key its latest row, exactly what Flink\'s final table holds', () => {
+    const harness = run(
+      `${READINGS}
+CREATE TABLE latest (sensor STRING, readings BIGINT, total DECIMAL(38, 2), PRIMARY KEY (sensor) NOT ENFORCED)
+  WITH ('connector' = 'upsert-kafka', 'topic' = 'latest', ${BROKERS}, 'key.format' = 'raw', 'value.format' = 'json');
+INSERT INTO latest SELECT sensor, COUNT(*), SUM(reading) FROM readings GROUP BY sensor;`,
+      [
+        { value: '{"sensor":"a","reading":1,"at_ms":1}' },
+        { value: '{"sensor":"b","reading":2,"at_ms":2}' },
+        { value: '{"sensor":"a","reading":3,"at_ms":3}' },
+      ],
+    );
+    // +I a, +I b, then -U a (not written) and +U a.
+    expect(harness.output('latest').map((r) => `${r.key?.toString() ?? ''} ${r.value?.toString() ?? 'null'}`)).toEqual([
+      'a {"sensor":"a","readings":1,"total":1.00}',
+      'b {"sensor":"b","readings":1,"total":2.00}',
+      'a {"sensor":"a","readings":2,"total":4.00}',
+    ]);
+  });
+
   it("show TIMESTAMP_LTZ in the session's time zone", () => {
     const harness = run(
       `SET 'table.local-time-zone' = 'Asia/Kolkata';

@@ -37,7 +37,7 @@ describe('SQL errors', () => {
     ['JOIN', 'SELECT * FROM events a JOIN events b ON a.k = b.k'],
     ['OVER aggregations', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) FROM events'],
     ['the SESSION window function outside a window aggregation', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
-    ['GROUP BY without a window function (an updating, unbounded aggregation)', 'SELECT k, COUNT(*) FROM events GROUP BY k'],
+    ['UNION ALL over an updating result (of GROUP BY k)', 'SELECT k, COUNT(*) FROM events GROUP BY k UNION ALL SELECT k, v FROM events'],
     ['ORDER BY', 'SELECT k FROM events ORDER BY k'],
     ['the function LAG', 'SELECT LAG(v) FROM events'],
   ])('call %s not supported yet, where it stands, rather than a syntax error', (feature, query) => {
@@ -45,6 +45,21 @@ describe('SQL errors', () => {
     expect(error).toBeInstanceOf(SqlUnsupportedError);
     expect(error.message).toContain(`${feature} is not supported by Sluice yet`);
     expect(error.position?.line).toBe(4);
+  });
+
+  it("refuse an updating query into a kafka sink with Flink's reason, and say to use upsert-kafka", () => {
+    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM events GROUP BY k;`).message).toContain(
+      "table sink 'sink' doesn't support consuming update changes, which GROUP BY k produces: INSERT INTO a table with 'connector' = 'upsert-kafka'",
+    );
+  });
+
+  it('need upsert-kafka tables keyed by what the query groups by', () => {
+    const upsert = (key: string) =>
+      `${EVENTS}CREATE TABLE counts (k STRING, n BIGINT, PRIMARY KEY (${key}) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'counts', ` +
+      "'properties.bootstrap.servers' = '127.0.0.1:9092', 'key.format' = 'json', 'value.format' = 'json');\nINSERT INTO counts SELECT k, COUNT(*) FROM events GROUP BY k;";
+    expect(sqlPipeline(upsert('k'), { name: 'upserts' }).getTransformations().some((node) => node.kind === 'sink')).toBe(true);
+    expect(failure(upsert('n'))).toBeInstanceOf(SqlUnsupportedError);
+    expect(failure(upsert('k').replace(", PRIMARY KEY (k) NOT ENFORCED", '')).message).toContain("an 'upsert-kafka' table needs a PRIMARY KEY (…) NOT ENFORCED");
   });
 
   it('say CREATE FUNCTION is not supported yet', () => {
@@ -84,8 +99,8 @@ describe('SQL errors', () => {
     expect(failure(EVENTS.replace("'properties.group.id' = 'g', ", '') + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
       "table events: needs 'properties.group.id' (the consumer group the pipeline's trigger reads with)",
     );
-    expect(failure(EVENTS.replace("'connector' = 'kafka', 'topic' = 'out'", "'connector' = 'upsert-kafka', 'topic' = 'out'") + 'INSERT INTO sink SELECT k, v FROM events;')).toBeInstanceOf(
-      SqlUnsupportedError,
+    expect(failure(EVENTS.replace("'connector' = 'kafka', 'topic' = 'out'", "'connector' = 'upsert-kafka', 'topic' = 'out'") + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
+      "table sink: unsupported option 'format' for the upsert-kafka connector",
     );
   });
 

@@ -1,0 +1,1 @@
+SELECT COUNT(*), SUM(v), AVG(v), MIN(v), COUNT(DISTINCT k) FROM events

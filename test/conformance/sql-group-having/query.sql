@@ -1,0 +1,1 @@
+SELECT k, SUM(v) AS s FROM events GROUP BY k HAVING SUM(v) > 8

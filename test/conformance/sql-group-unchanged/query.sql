@@ -1,0 +1,1 @@
+SELECT k, MAX(v) FROM events GROUP BY k
