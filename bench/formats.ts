@@ -11,7 +11,7 @@ import { acquireBrokers } from '../lib/offline/kafka-broker.js';
 import { acquireSchemaRegistry } from '../lib/offline/schema-registry.js';
 import { buildEvents, EmulatorHost, perRecord, runSluice, spread, spreadOf, type RunFigures, type Spread } from './handler.js';
 import { benchTopic, ORDER_SHAPE, serializeOrder } from './orders.js';
-import type { Order, WindowSum } from './pipeline.js';
+import { benchPipeline, type Order, type WindowSum } from './pipeline.js';
 
 const BATCH = 1_000;
 const RECORDS = 100_000;
@@ -80,7 +80,7 @@ export async function measureFormats({
       // Alternating which goes first spreads the machine's drift over both.
       for (const which of run % 2 === 0 ? ['json', 'avro'] : ['avro', 'json']) {
         if (which === 'json') json.push(await runSluice(brokers, emulators, 'EXACTLY_ONCE', BATCH, jsonEvents, `${name}-json`, `${name}-json-orders`));
-        else avro.push(await runSluice(brokers, emulators, 'EXACTLY_ONCE', BATCH, avroEvents, `${name}-avro`, `${name}-avro-orders`, formats));
+        else avro.push(await runSluice(brokers, emulators, 'EXACTLY_ONCE', BATCH, avroEvents, `${name}-avro`, `${name}-avro-orders`, (options) => benchPipeline({ ...options, formats })));
       }
       const [inJson, inAvro] = [json.at(-1), avro.at(-1)];
       if (inJson?.windows !== inAvro?.windows) throw new Error(`JSON wrote ${inJson?.windows} window sums and Avro ${inAvro?.windows}: they do not do the same work`);

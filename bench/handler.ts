@@ -25,7 +25,8 @@ import { parseResult } from './child-io.js';
 import { ASSUMED_LATENCY_MS, criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, SERVICES, SpanLog, type Service } from './critical-path.js';
 import { startFloorHandler } from './contenders/kafkajs-floor-handler.js';
 import { benchTopic, ORDER_SHAPE, orderAt, serializeOrder, type BenchOrder } from './orders.js';
-import { benchPipeline, type BenchFormats, type BenchPipelineOptions } from './pipeline.js';
+import type { StreamExecutionEnvironment } from '../lib/api/index.js';
+import { benchPipeline, type BenchPipelineOptions } from './pipeline.js';
 import { median } from './scaling.js';
 
 export type Guarantee = BenchPipelineOptions['guarantee'];
@@ -216,12 +217,12 @@ export async function runSluice(
   events: readonly MSKEvent[],
   name: string,
   input: string,
-  formats?: BenchFormats,
+  pipeline: (options: BenchPipelineOptions) => StreamExecutionEnvironment = benchPipeline,
 ): Promise<RunFigures> {
   const clock = { now: Date.now() };
   const spans = new SpanLog();
   const runtime = new PipelineRuntime(
-    benchPipeline({ brokers, input, output: `${name}-out`, guarantee, checkpointIntervalMs: 5_000, ...(formats ? { formats } : {}) }),
+    pipeline({ brokers, input, output: `${name}-out`, guarantee, checkpointIntervalMs: 5_000 }),
     { tableName: name, snapshotBucket: name, kafka: { brokers: [...brokers], onRequest: spans.kafka }, dynamodb: emulators.dynamo, s3: emulators.s3 },
     { clock: () => clock.now },
   );

@@ -16,6 +16,7 @@ import {
   type DeserializationSchema,
   type SerializationSchema,
 } from '../lib/api/index.js';
+import { sqlPipeline } from '../lib/sql/index.js';
 
 export interface Order {
   category: string;
@@ -139,4 +140,26 @@ export function customerTotalsPipeline({ name, brokers, input, output }: { name:
         .build(),
     );
   return env;
+}
+
+/**
+ * The bench pipeline in Flink SQL, for `npm run bench:sql`: the same orders read the same way,
+ * the same 5-minute sums written, keyed by category, with the same guarantee.
+ */
+export function benchSqlPipeline({ brokers, input, output, guarantee, checkpointIntervalMs }: BenchPipelineOptions): StreamExecutionEnvironment {
+  const servers = `'properties.bootstrap.servers' = '${brokers.join(',')}'`;
+  return sqlPipeline(`
+    SET 'pipeline.name' = 'bench-${output}';
+    SET 'execution.checkpointing.interval' = '${checkpointIntervalMs} ms';
+    CREATE TABLE orders (category STRING, amount DOUBLE, \`timestamp\` BIGINT, ts AS TO_TIMESTAMP_LTZ(\`timestamp\`, 3),
+      WATERMARK FOR ts AS ts - INTERVAL '${BENCH_OUT_OF_ORDERNESS_MS / 1000}' SECOND
+    ) WITH ('connector' = 'kafka', 'topic' = '${input}', ${servers}, 'properties.group.id' = '${output}-sluice',
+      'scan.startup.mode' = 'earliest-offset', 'format' = 'json', 'sluice.partitioned-by-key' = 'true');
+    CREATE TABLE sums (category STRING, windowStart BIGINT, amount DOUBLE) WITH ('connector' = 'kafka', 'topic' = '${output}', ${servers},
+      'key.format' = 'raw', 'key.fields' = 'category', 'format' = 'json',
+      'sink.delivery-guarantee' = '${guarantee.toLowerCase().replace(/_/g, '-')}', 'sink.transactional-id-prefix' = '${output}-tx');
+    INSERT INTO sums
+    SELECT category, UNIX_TIMESTAMP(CAST(window_start AS STRING)) * 1000, SUM(amount)
+    FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' MINUTES))
+    GROUP BY category, window_start, window_end;`);
 }

@@ -12,6 +12,14 @@ import { jsonRowReader, jsonRowWriter, type JsonFormatOptions } from './json-for
 import type { SqlSession } from './session.js';
 import { isTemporal, typeName, type SqlValue } from './types.js';
 
+/**
+ * Sluice's own option, which Flink has no need of: the topic's producers key every record by the
+ * first grouping key, so that the aggregation runs where the records are read, without a
+ * repartition topic (KafkaSourceBuilder.setPartitionedByRecordKey; docs/api.md, "Keys, stages
+ * and repartition topics").
+ */
+const SLUICE_PARTITIONED_BY_KEY = 'sluice.partitioned-by-key';
+
 /** The Kafka connector's options that Sluice reads, as Flink names them. */
 const KAFKA_OPTIONS = new Set([
   'connector',
@@ -31,6 +39,7 @@ const KAFKA_OPTIONS = new Set([
   'value.fields-include',
   'sink.delivery-guarantee',
   'sink.transactional-id-prefix',
+  SLUICE_PARTITIONED_BY_KEY,
 ]);
 
 const UNSUPPORTED_OPTIONS: readonly [RegExp, string][] = [
@@ -281,6 +290,7 @@ export function kafkaSource(table: ConnectorTable, env: StreamExecutionEnvironme
     .setTopics(required(table, 'topic', 'the topic to read').split(';'))
     .setGroupId(required(table, 'properties.group.id', "the consumer group the pipeline's trigger reads with"))
     .setStartingOffsets(startingOffsets(table))
+    .setPartitionedByRecordKey(table.options.get(SLUICE_PARTITIONED_BY_KEY) === 'true')
     .setDeserializer({
       deserialize: (record) => {
         const row = read(record);
