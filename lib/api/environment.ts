@@ -352,6 +352,11 @@ export class StreamExecutionEnvironment {
   }
 
   /** @internal */
+  /** @internal What `explain` says an operator does, where its builder knows better than its kind: a SQL operator's plan. */
+  describeTransformation(transformation: Transformation, description: string): void {
+    if (transformation.kind === 'operator') (transformation as { description: string }).description = description;
+  }
+
   renameTransformation(transformation: Transformation, name: string): void {
     if (name.trim() === '') throw new Error('An operator name must not be empty');
     transformation.name = name;

@@ -1,4 +1,4 @@
-import type { DataStream } from '../api/datastream.js';
+import type { DataStream, SingleOutputStreamOperator } from '../api/datastream.js';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import { StateTtlConfig, ValueStateDescriptor } from '../api/state.js';
 import { cumulatingEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, type WindowAssigner } from '../api/windows.js';
@@ -40,6 +40,23 @@ const WINDOW_COLUMNS = ['window_start', 'window_end', 'window_time'] as const;
 function operatorName(context: PlanContext, kind: string): string {
   context.counter.next++;
   return `${kind}-${context.counter.next}`;
+}
+
+/** The changelog a relation's rows make, as `explain` names it. */
+function changelogMode(relation: PlannedRelation): string {
+  return relation.updating ? 'retract: +I, -U, +U' : 'insert-only';
+}
+
+/** Names a SQL operator, whose name names its state, and says for `explain` what it plans and what changelog it gives. */
+function sqlOperator<T>(operator: SingleOutputStreamOperator<T>, context: PlanContext, kind: string, plan: string, mode: string): SingleOutputStreamOperator<T> {
+  operator.name(operatorName(context, kind));
+  context.env.describeTransformation(operator.transformation, `${plan} [${mode}]`);
+  return operator;
+}
+
+/** The names of a row's columns, as a SQL operator's plan lists them. */
+function columnList(fields: readonly Field[]): string {
+  return fields.map((f) => f.name).join(', ');
 }
 
 function scopeOf(fields: readonly Field[], context: PlanContext, text: string): Scope {
@@ -135,14 +152,13 @@ function assignWindows(windowedRelation: WindowedRelation, context: PlanContext,
   if (relation.function === 'SESSION') throw new SqlUnsupportedError('the SESSION window function outside a window aggregation', relation.position, text);
   const assigner = assignerOf(relation, text);
   const time = input.rowtime as number;
-  const stream = input.stream
-    .flatMap((row) =>
-      assigner
-        .assignWindows(row[time] as number)
-        .sort((a, b) => a.start - b.start || a.end - b.end)
-        .map(({ start, end }): Row => [...row, start, end, end - 1]),
-    )
-    .name(operatorName(context, 'window-table-function'));
+  const assigned = input.stream.flatMap((row) =>
+    assigner
+      .assignWindows(row[time] as number)
+      .sort((a, b) => a.start - b.start || a.end - b.end)
+      .map(({ start, end }): Row => [...row, start, end, end - 1]),
+  );
+  const stream = sqlOperator(assigned, context, 'window-table-function', `WindowTableFunction(${relation.function}: ${assigner.describe()})`, 'insert-only');
   return { stream, fields: windowedRelation.fields, rowtime: windowedRelation.fields.length - 1 };
 }
 
@@ -181,7 +197,13 @@ function planUnion(query: Extract<Query, { kind: 'unionAll' }>, context: PlanCon
   const aligned = inputs.map((input) =>
     input.fields.every((f, i) => f.type.kind === (fields[i] as Field).type.kind)
       ? input.stream
-      : input.stream.map((row) => row.map((value, i) => widen(value, (input.fields[i] as Field).type, (fields[i] as Field).type))).name(operatorName(context, 'union-cast')),
+      : sqlOperator(
+          input.stream.map((row) => row.map((value, i) => widen(value, (input.fields[i] as Field).type, (fields[i] as Field).type))),
+          context,
+          'union-cast',
+          `Calc(cast to the union's types: ${columnList(fields)})`,
+          'insert-only',
+        ),
   );
   const [head, ...rest] = aligned as [DataStream<Row>, ...DataStream<Row>[]];
   const rowtime = inputs.every((input) => input.rowtime === first.rowtime) ? first.rowtime : undefined;
@@ -255,11 +277,11 @@ function project(select: Select, input: PlannedRelation, context: PlanContext, t
   const items = selectItems(select, input.fields, text).map(({ expression, name }) => ({ name, compiled: compileExpression(expression, scope), expression }));
   const rowtime = items.findIndex(({ expression }) => expression.kind === 'column' && resolveField(scope, expression.name, expression.table, expression.position) === input.rowtime);
   const evaluators = items.map((item) => item.compiled.evaluate);
-  const filtered = condition ? input.stream.filter((row) => condition.evaluate(row) === true).name(operatorName(context, 'where')) : input.stream;
+  const filtered = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', changelogMode(input)) : input.stream;
   const identity = items.length === input.fields.length && items.every(({ expression }, i) => expression.kind === 'column' && resolveField(scope, expression.name, expression.table, expression.position) === i);
   const width = input.fields.length;
   const project = input.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
-  const stream = identity ? filtered : filtered.map(project).name(operatorName(context, 'select'));
+  const stream = identity ? filtered : sqlOperator(filtered.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(input));
   const fields = items.map((item, i) => ({ name: item.name, type: i === rowtime ? item.compiled.type : { ...item.compiled.type, rowtime: false } as Field['type'] }));
   const positions = items.map(({ expression }) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
   return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(input.updating ? { updating: keptKeys(input.updating, positions) } : {}) };
@@ -294,16 +316,15 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   const { keyOf, keyValues } = groupKey(keys.map((k) => k.compiled.evaluate));
   const assigner = assignerOf(relation, text);
   if (relation.function === 'SESSION') sessionKeysMatch(relation, keys.map((k) => k.expression), text);
-  const name = operatorName(context, 'window-aggregate');
-  const rows = condition ? input.stream.filter((row) => condition.evaluate(row) === true).name(operatorName(context, 'where')) : input.stream;
+  const rows = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', 'insert-only') : input.stream;
   const aggregated = rows
     .keyBy((row) => keyOf(row))
     .window(assigner)
     .aggregate<unknown[], Row, Row>(aggregateFunction(aggregates), (key, windowContext, [results], out) => {
       const { start, end } = windowContext.window;
       out.collect([start, end, end - 1, ...keyValues(key), ...(results ?? [])]);
-    })
-    .name(name);
+    });
+  sqlOperator(aggregated, context, 'window-aggregate', `WindowAggregate(groupBy=[${columnList(fields.slice(3, 3 + keys.length))}], window=[${relation.function}], select=[${columnList(fields.slice(3))}])`, 'insert-only');
   const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: 2 };
   const outputScope: Scope = { ...scopeOf(fields, context, text), computed };
   return projectGrouped(select, grouped, outputScope, context, text);
@@ -353,7 +374,7 @@ function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extra
   const aggregate = aggregateFunction(aggregates);
   const descriptor = new ValueStateDescriptor<unknown[]>('accumulators');
   if (context.session.stateTtl !== undefined) descriptor.enableTimeToLive(StateTtlConfig.newBuilder(context.session.stateTtl).build());
-  const rows = condition ? input.stream.filter((row) => condition.evaluate(row) === true).name(operatorName(context, 'where')) : input.stream;
+  const rows = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', 'insert-only') : input.stream;
   const producer = `GROUP BY ${select.groupBy.map((e) => (e.kind === 'column' ? e.name : 'an expression')).join(', ') || '()'}`;
   const aggregated = rows
     .keyBy((row) => (keys.length === 0 ? '' : keyOf(row)))
@@ -374,8 +395,8 @@ function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extra
         out.collect([...previous, '-U']);
         out.collect([...result, '+U']);
       },
-    })
-    .name(operatorName(context, 'group-aggregate'));
+    });
+  sqlOperator(aggregated, context, 'group-aggregate', `GroupAggregate(groupBy=[${columnList(fields.slice(0, keys.length))}], select=[${columnList(fields)}])`, 'retract: +I, -U, +U');
   const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: undefined, updating: { keys: keys.map((_, i) => i), producer } };
   return projectGrouped(select, grouped, { ...scopeOf(fields, context, text), computed }, context, text);
 }
@@ -398,11 +419,11 @@ function projectGrouped(select: Select, grouped: PlannedRelation, scope: Scope, 
     return { name: item.alias ?? (expression.kind === 'column' ? expression.name : `EXPR$${index}`), compiled, expression };
   });
   const rowtime = items.findIndex(({ expression }) => expression.kind === 'column' && expression.name.toLowerCase() === 'window_time');
-  const filtered = having ? grouped.stream.filter((row) => having.evaluate(row) === true).name(operatorName(context, 'having')) : grouped.stream;
+  const filtered = having ? sqlOperator(grouped.stream.filter((row) => having.evaluate(row) === true), context, 'having', 'Calc(having)', changelogMode(grouped)) : grouped.stream;
   const evaluators = items.map((item) => item.compiled.evaluate);
   const width = grouped.fields.length;
   const project = grouped.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
-  const stream = filtered.map(project).name(operatorName(context, 'select'));
+  const stream = sqlOperator(filtered.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(grouped));
   const positions = items.map(({ expression }) => scope.computed?.get(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression)) ?? -1);
   const fields = items.map((item) => ({ name: item.name, type: item.compiled.type }));
   return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(grouped.updating ? { updating: keptKeys(grouped.updating, positions) } : {}) };
@@ -423,5 +444,6 @@ export function alignToSink(query: PlannedRelation, sinkFields: readonly Field[]
     return from.kind === to.kind && (to.kind !== 'DECIMAL' || (from as { scale: number }).scale === to.scale) ? undefined : { from, to };
   });
   if (widening.every((w) => w === undefined)) return query.stream;
-  return query.stream.map((row) => row.map((value, i) => (widening[i] ? widen(value, widening[i].from, widening[i].to) : value))).name(operatorName(context, 'sink-cast'));
+  const cast = query.stream.map((row) => row.map((value, i) => (widening[i] ? widen(value, widening[i].from, widening[i].to) : value)));
+  return sqlOperator(cast, context, 'sink-cast', `Calc(cast to ${table}'s types)`, changelogMode(query));
 }
