@@ -139,19 +139,35 @@ export function compileAggregate(call: Extract<Expression, { kind: 'call' }>, sc
       result: accumulation.result,
     };
   }
-  // DISTINCT keeps the values seen, and aggregates them when the result is asked for.
+  // DISTINCT keeps the values seen, by type and value, beside the aggregation of those values: a
+  // row costs one lookup, whatever the number of values (an accumulator is the operator's own,
+  // changed in place as Flink's are; the state backend copies it when it keeps it).
+  const create = (): DistinctAccumulator => ({ seen: {}, of: accumulation.create() });
+  const addValue = (accumulator: DistinctAccumulator, value: SqlValue): DistinctAccumulator => {
+    const id = `${typeof value}:${String(value)}`;
+    if (id in accumulator.seen) return accumulator;
+    accumulator.seen[id] = value;
+    accumulator.of = accumulation.add(accumulator.of, value);
+    return accumulator;
+  };
+  const addAll = (into: DistinctAccumulator, from: DistinctAccumulator) => Object.values(from.seen).reduce(addValue, into);
   return {
     expression: call,
     type: accumulation.type,
-    create: () => [],
+    create,
     add: (accumulator, row) => {
       const value = counted(row);
-      const seen = accumulator as SqlValue[];
-      return value === undefined || seen.includes(value) ? seen : [...seen, value];
+      return value === undefined ? accumulator : addValue(accumulator as DistinctAccumulator, value);
     },
-    merge: (a, b) => [...(a as SqlValue[]), ...(b as SqlValue[]).filter((v) => !(a as SqlValue[]).includes(v))],
-    result: (accumulator) => accumulation.result((accumulator as SqlValue[]).reduce((a, v) => accumulation.add(a, v), accumulation.create())),
+    merge: (a, b) => addAll(addAll(create(), a as DistinctAccumulator), b as DistinctAccumulator),
+    result: (accumulator) => accumulation.result((accumulator as DistinctAccumulator).of),
   };
+}
+
+/** DISTINCT's accumulator: the values seen, by type and value, and the aggregation of them. */
+interface DistinctAccumulator {
+  readonly seen: Record<string, SqlValue>;
+  of: unknown;
 }
 
 /** The aggregate calls of a grouped query as one AggregateFunction over its rows: an accumulator per call. */

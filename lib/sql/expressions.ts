@@ -49,7 +49,8 @@ export function resolveField(scope: Scope, name: string, qualifier: string | und
 
 /** Compiles an expression to its type and a function of the row, applying Flink's type and NULL rules. */
 export function compileExpression(expression: Expression, scope: Scope): Compiled {
-  const computed = scope.computed?.get(canonical(expression));
+  // A grouped column is the same column qualified or not: GROUP BY B.bidder groups bidder.
+  const computed = scope.computed?.get(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression));
   if (computed !== undefined) {
     const type = scope.fields[computed]?.type ?? NULL_TYPE;
     return { type, evaluate: (row) => row[computed] ?? null };

@@ -75,7 +75,8 @@ function fieldText(value: SqlValue, type: SqlType, options: JsonFormatOptions): 
       return Number.isFinite(value) ? doubleText(value as number) : JSON.stringify(String(value));
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ': {
-      const text = formatWallClock(value as number, type.precision);
+      // Flink's json format writes a fraction's digits up to its last nonzero one: 10:00:00.15, 10:00:00.
+      const text = formatWallClock(value as number, type.precision).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
       const standard = options.timestampStandard === 'ISO-8601' ? text.replace(' ', 'T') : text;
       return JSON.stringify(type.kind === 'TIMESTAMP_LTZ' ? `${standard}Z` : standard);
     }

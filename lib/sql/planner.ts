@@ -5,6 +5,7 @@ import { cumulatingEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWi
 import { aggregateFunction, compileAggregate, type AggregateCall } from './aggregates.js';
 import type { Expression, Query, Relation, Select } from './ast.js';
 import type { ConnectorTable, ViewTable } from './catalog.js';
+import { withWindowTableFunction } from './group-windows.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import type { Compiled, Field, Row, Scope } from './compiled.js';
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField } from './expressions.js';
@@ -258,7 +259,8 @@ function selectItems(select: Select, fields: readonly Field[], text: string): { 
   });
 }
 
-function planSelect(select: Select, context: PlanContext, text: string): PlannedRelation {
+function planSelect(written: Select, context: PlanContext, text: string): PlannedRelation {
+  const select = withWindowTableFunction(written, text);
   const from = planRelation(select.from, context, text);
   const calls = [...select.items.flatMap((item) => aggregateCalls(item.expression)), ...aggregateCalls(select.having)];
   const grouped = select.groupBy.length > 0 || calls.length > 0;
@@ -382,15 +384,17 @@ function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extra
     .process<Row>({
       processElement(row, { state }, out) {
         const before = state.value();
+        // The result before the row, taken first: adding changes accumulators in place.
+        const resultBefore = before && aggregate.getResult(before);
         const after = aggregate.add(row, before ?? aggregate.createAccumulator());
         state.update(after);
         const keyValues = keyEvaluators.map((evaluate) => evaluate(row));
         const result = [...keyValues, ...aggregate.getResult(after)];
-        if (!before) {
+        if (!resultBefore) {
           out.collect([...result, '+I']);
           return;
         }
-        const previous = [...keyValues, ...aggregate.getResult(before)];
+        const previous = [...keyValues, ...resultBefore];
         if (JSON.stringify(previous) === JSON.stringify(result)) return;
         out.collect([...previous, '-U']);
         out.collect([...result, '+U']);

@@ -29,21 +29,21 @@ const READINGS = `CREATE TABLE readings (
 `;
 
 describe('kafka tables', () => {
-  it('read JSON by field name, with metadata and computed columns, and write JSON in column order', () => {
+  it('read JSON by field name, with metadata and computed columns, and write JSON in column order, fractions of a second to their last nonzero digit', () => {
     const harness = run(
       `${READINGS}
 CREATE TABLE out (sensor STRING, reading DECIMAL(8, 3), at TIMESTAMP_LTZ(3), part INT, position BIGINT, written TIMESTAMP(3))
   WITH ('connector' = 'kafka', 'topic' = 'out', ${BROKERS}, 'format' = 'json');
 INSERT INTO out SELECT UPPER(sensor), reading * 2, at, part, \`offset\`, CAST(written AS TIMESTAMP(3)) FROM readings WHERE reading IS NOT NULL;`,
       [
-        { value: '{"sensor":"s1","reading":12.5,"at_ms":1000}', timestamp: 5_000 },
+        { value: '{"sensor":"s1","reading":12.5,"at_ms":1150}', timestamp: 5_000 },
         { value: '{"at_ms":2000,"reading":null,"sensor":"s2"}', timestamp: 6_000 },
         { value: '{"sensor":"s3","reading":"0.125","at_ms":3000,"extra":true}', timestamp: 7_000 },
       ],
     );
     expect(harness.outputValues('out')).toEqual([
-      '{"sensor":"S1","reading":25.000,"at":"1970-01-01 00:00:01.000Z","part":0,"position":0,"written":"1970-01-01 00:00:05.000"}',
-      '{"sensor":"S3","reading":0.260,"at":"1970-01-01 00:00:03.000Z","part":0,"position":2,"written":"1970-01-01 00:00:07.000"}',
+      '{"sensor":"S1","reading":25.000,"at":"1970-01-01 00:00:01.15Z","part":0,"position":0,"written":"1970-01-01 00:00:05"}',
+      '{"sensor":"S3","reading":0.260,"at":"1970-01-01 00:00:03Z","part":0,"position":2,"written":"1970-01-01 00:00:07"}',
     ]);
   });
 
@@ -67,9 +67,9 @@ GROUP BY sensor, window_start, window_end;`,
       [{ value: '{"sensor":"a","reading":100,"at_ms":4000}' }],
     );
     expect(harness.output('totals').map((r) => `${r.key?.toString() ?? ''} ${r.value?.toString() ?? ''}`)).toEqual([
-      '{"sensor":"a","window_end":"1970-01-01 00:00:10.000"} {"total":3.30,"readings":2}',
-      '{"sensor":"a","window_end":"1970-01-01 00:00:20.000"} {"total":7.00,"readings":1}',
-      '{"sensor":"b","window_end":"1970-01-01 00:00:20.000"} {"total":5.00,"readings":1}',
+      '{"sensor":"a","window_end":"1970-01-01 00:00:10"} {"total":3.30,"readings":2}',
+      '{"sensor":"a","window_end":"1970-01-01 00:00:20"} {"total":7.00,"readings":1}',
+      '{"sensor":"b","window_end":"1970-01-01 00:00:20"} {"total":5.00,"readings":1}',
     ]);
     expect(harness.metrics()).toMatchObject({ lateRecordsDropped: 1 });
   });
@@ -126,6 +126,6 @@ CREATE TABLE out (local_time STRING, wall TIMESTAMP(3)) WITH ('connector' = 'kaf
 INSERT INTO out SELECT CAST(at AS STRING), CAST(at AS TIMESTAMP(3)) FROM readings;`,
       [{ value: '{"sensor":"a","reading":1,"at_ms":0}' }],
     );
-    expect(harness.outputValues('out')).toEqual(['{"local_time":"1970-01-01 05:30:00.000","wall":"1970-01-01 05:30:00.000"}']);
+    expect(harness.outputValues('out')).toEqual(['{"local_time":"1970-01-01 05:30:00.000","wall":"1970-01-01 05:30:00"}']);
   });
 });

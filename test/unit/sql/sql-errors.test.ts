@@ -26,6 +26,18 @@ describe('SQL errors', () => {
     expect(error.position).toMatchObject({ line: 5, column: 30 });
   });
 
+  it('name a group window function given the wrong arguments, or a …_START of a window the query does not group by', () => {
+    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM events GROUP BY k, TUMBLE(ts);`).message).toContain(
+      "TUMBLE in GROUP BY takes a time attribute and a size, as in TUMBLE(ts, INTERVAL '10' SECOND)",
+    );
+    expect(
+      failure(`${EVENTS}INSERT INTO sink SELECT k, TUMBLE_START(ts, INTERVAL '2' SECOND) FROM events GROUP BY k, TUMBLE(ts, INTERVAL '1' SECOND);`).message,
+    ).toContain("TUMBLE_START names a window the query does not group by: give it GROUP BY's TUMBLE arguments");
+    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM events GROUP BY k, TUMBLE(v, INTERVAL '1' SECOND);`).message).toContain(
+      "the window function's time column 'v' is not a time attribute",
+    );
+  });
+
   it('name an unknown column and list the ones there are', () => {
     expect(failure(`${EVENTS}INSERT INTO sink SELECT k, amount FROM events;`).message).toContain(
       "column 'amount' not found in any table; the columns are k, v, ts",
