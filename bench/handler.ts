@@ -140,23 +140,33 @@ export function buildEvents(
   encode: (order: BenchOrder) => Buffer = (order) => Buffer.from(serializeOrder(order, ORDER_SHAPE.recordBytes)),
 ): MSKEvent[] {
   const options = { ...ORDER_SHAPE, count, lateFraction: 0 };
+  const records = Array.from({ length: count }, (_, offset) => {
+    const order = orderAt(offset, options);
+    return { key: Buffer.from(order.category), value: encode(order), timestamp: order.timestamp };
+  });
+  return batchedEvents(topic, records, batch, brokers);
+}
+
+/** Records at offsets 0, 1, … of partition 0 of `topic`, as the event source mapping delivers them, `batch` a time. */
+export function batchedEvents(
+  topic: string,
+  records: readonly { readonly key: Buffer | null; readonly value: Buffer; readonly timestamp: number }[],
+  batch: number,
+  brokers: readonly string[],
+): MSKEvent[] {
   const events: MSKEvent[] = [];
-  for (let start = 0; start < count; start += batch) {
-    const records: KafkaRecord[] = [];
-    for (let offset = start; offset < Math.min(count, start + batch); offset++) {
-      const order = orderAt(offset, options);
-      records.push({
-        topic,
-        partition: 0,
-        offset,
-        timestamp: order.timestamp,
-        timestampType: 'CREATE_TIME',
-        key: Buffer.from(order.category),
-        value: encode(order),
-        headers: [],
-      });
-    }
-    events.push(mskEvent(records, 'arn:aws:kafka:us-east-1:000000000000:cluster/bench/0', brokers));
+  for (let start = 0; start < records.length; start += batch) {
+    const batched: KafkaRecord[] = records.slice(start, start + batch).map(({ key, value, timestamp }, i) => ({
+      topic,
+      partition: 0,
+      offset: start + i,
+      timestamp,
+      timestampType: 'CREATE_TIME',
+      key,
+      value,
+      headers: [],
+    }));
+    events.push(mskEvent(batched, 'arn:aws:kafka:us-east-1:000000000000:cluster/bench/0', brokers));
   }
   return events;
 }

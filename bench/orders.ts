@@ -39,7 +39,8 @@ export function benchTopic(topic: string, partitions: number): TopicSpec {
 }
 const START = Date.UTC(2026, 0, 1);
 
-function random(seed: number, index: number, purpose: number): number {
+/** A uniform draw in [0, 1) from the seed, the item's index and the draw's purpose: any item is made alone. */
+export function random(seed: number, index: number, purpose: number): number {
   let h = Math.imul(seed ^ 0x2545f491, 0x9e3779b1) ^ Math.imul(index + 1, 0x85ebca6b) ^ Math.imul(purpose + 7, 0xc2b2ae35);
   h = Math.imul(h ^ (h >>> 16), 0x7feb352d);
   h = Math.imul(h ^ (h >>> 15), 0x846ca68b);

@@ -39,12 +39,11 @@ export function buildFlinkJob(say: (line: string) => void): void {
 
 const node = (script: string) => (config: ContenderConfig) => [process.execPath, '--import', 'tsx', script, JSON.stringify(config)];
 
+/** The command that runs one of bench/flink's main classes, with its arguments. */
+export const flinkCommand = (mainClass: string, ...args: string[]) => ['java', '-Xmx2g', '-cp', `${FLINK_JAR}:${join(FLINK_DIR, 'target', 'lib', '*')}`, mainClass, ...args];
+
 const flink = (config: ContenderConfig) => [
-  'java',
-  '-Xmx2g',
-  '-cp',
-  `${FLINK_JAR}:${join(FLINK_DIR, 'target', 'lib', '*')}`,
-  'dev.sluice.bench.OrderTotalsJob',
+  ...flinkCommand('dev.sluice.bench.OrderTotalsJob'),
   config.brokers.join(','),
   config.input,
   config.output,
