@@ -139,18 +139,19 @@ export function compileAggregate(call: Extract<Expression, { kind: 'call' }>, sc
       result: accumulation.result,
     };
   }
-  // DISTINCT keeps the values seen, by type and value, beside the aggregation of those values: a
-  // row costs one lookup, whatever the number of values (an accumulator is the operator's own,
-  // changed in place as Flink's are; the state backend copies it when it keeps it).
+  // DISTINCT keeps the values seen, each as its JSON (which tells 1 from '1'), beside the
+  // aggregation of those values: a row costs one lookup, whatever the number of values. An
+  // accumulator is the operator's own, changed in place as Flink's are; the state backend copies
+  // what it keeps.
   const create = (): DistinctAccumulator => ({ seen: {}, of: accumulation.create() });
   const addValue = (accumulator: DistinctAccumulator, value: SqlValue): DistinctAccumulator => {
-    const id = `${typeof value}:${String(value)}`;
+    const id = JSON.stringify(value);
     if (id in accumulator.seen) return accumulator;
-    accumulator.seen[id] = value;
+    accumulator.seen[id] = 1;
     accumulator.of = accumulation.add(accumulator.of, value);
     return accumulator;
   };
-  const addAll = (into: DistinctAccumulator, from: DistinctAccumulator) => Object.values(from.seen).reduce(addValue, into);
+  const addAll = (into: DistinctAccumulator, from: DistinctAccumulator) => Object.keys(from.seen).reduce((merged, id) => addValue(merged, JSON.parse(id) as SqlValue), into);
   return {
     expression: call,
     type: accumulation.type,
@@ -164,9 +165,9 @@ export function compileAggregate(call: Extract<Expression, { kind: 'call' }>, sc
   };
 }
 
-/** DISTINCT's accumulator: the values seen, by type and value, and the aggregation of them. */
+/** DISTINCT's accumulator: the values seen, by their JSON, and the aggregation of them. */
 interface DistinctAccumulator {
-  readonly seen: Record<string, SqlValue>;
+  readonly seen: Record<string, 1>;
   of: unknown;
 }
 

@@ -112,6 +112,29 @@ export class KeyStateTooLargeError extends Error {
   }
 }
 
+/** The most a shard's progress may take as JSON: its record is one DynamoDB item, within 400 KB. */
+export const MAX_PROGRESS_BYTES = 380 * 1024;
+
+/**
+ * A shard's progress outgrew its record's item. The stage executor's timers are in it, so a stage
+ * whose keys hold many event-time timers at once (a session window open per key) reaches it.
+ */
+export class ShardProgressTooLargeError extends Error {
+  override readonly name = 'ShardProgressTooLargeError';
+
+  constructor(
+    readonly shard: ShardRef,
+    readonly bytes: number,
+  ) {
+    super(
+      `Shard ${shard.stage}/${shard.shard}: its progress would take ${bytes} bytes, more than the ${MAX_PROGRESS_BYTES} its ` +
+        `record may hold (one DynamoDB item, within 400 KB). The progress keeps the stage's timers: too many keys hold a ` +
+        `timer at once, such as a session window open per key. Spread the keys over more partitions (each is a shard), ` +
+        `or shorten the windows' gap; Sluice does not keep timers with keyed state yet.`,
+    );
+  }
+}
+
 /** Another invocation claimed the shard: this one must stop and write nothing more. */
 export class ShardFencedError extends Error {
   override readonly name = 'ShardFencedError';
@@ -430,6 +453,8 @@ export abstract class ItemShardStore implements ShardStore {
 
   /** Writes the record, counting its units from its progress's JSON, which each caller has at hand. */
   private putRecord(shard: ShardRef, record: ShardRecord, condition: RecordCondition, progressJson: string | undefined): Promise<boolean> {
+    const bytes = Buffer.byteLength(progressJson ?? '');
+    if (bytes > MAX_PROGRESS_BYTES) return Promise.reject(new ShardProgressTooLargeError(shard, bytes));
     this.requests.writeUnits += writeUnits((progressJson?.length ?? 0) + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
     return this.putRecordIf(shard, record, condition);
   }

@@ -6,6 +6,8 @@ import { bucketOf, DENSE_PACK_LIVE_BYTES, PACK_LIVE_BYTES, packHash, SPILL_STATE
 import {
   KeyStateTooLargeError,
   MAX_KEY_STATE_BYTES,
+  MAX_PROGRESS_BYTES,
+  ShardProgressTooLargeError,
   ShardFencedError,
   type ItemShardStore,
   type KeyState,
@@ -71,6 +73,17 @@ export function shardStoreContract(name: string, createStore: (packing?: PackOpt
       await expect(refused).rejects.toThrow(/the state of key .*big.* would take 194561 bytes, more than the 194560 a key may hold/);
       await store.commit(claim, { fill: 'none' });
       expect(await readAll(store, await store.claim(shard), ['big', 'small'])).toEqual({ big: sized(MAX_KEY_STATE_BYTES, 'b'), small: undefined });
+    });
+
+    it('refuses a commit whose progress outgrows the record, naming its size, and keeps the committed one', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      await commitBatch(store, shard, { a: 1 }, { offset: 1 });
+      const claim = await store.claim(shard);
+      const refused = store.commit(claim, { offset: 2, timers: 'x'.repeat(MAX_PROGRESS_BYTES) });
+      await expect(refused).rejects.toBeInstanceOf(ShardProgressTooLargeError);
+      await expect(refused).rejects.toThrow(`its progress would take ${MAX_PROGRESS_BYTES + 24} bytes, more than the ${MAX_PROGRESS_BYTES} its record may hold`);
+      expect(await store.claim(shard)).toMatchObject({ progress: { offset: 1 } });
     });
 
     it('makes state and progress visible together at commit', async () => {
