@@ -21,12 +21,15 @@ import { formatColdStart, measureColdStart } from './cold-start.js';
 import { DEPLOYED_MEMORY_MB } from './critical-path.js';
 import { measureLatency, WALL_MS_PER_WINDOW, type LatencyFigures, type PacedInputOptions } from './latency.js';
 import { measureThroughput, type Measured } from './measure.js';
+import { recentNexmark } from './nexmark/generator.js';
+import { NEXMARK_QUERIES } from './nexmark/queries.js';
+import { formatNexmark, runNexmark } from './nexmark/run.js';
 import { benchTopic, expectedSums, loadOrders, ORDER_SHAPE, type OrderOptions } from './orders.js';
 import { mean, measureStateSize, median, type CurvePoint } from './scaling.js';
 import { formatWriteUnits, measureWriteUnits } from './write-units.js';
 import type { StateSizeResult } from './state-size.js';
 
-const PHASES = ['handler', 'throughput', 'latency', 'scaling'] as const;
+const PHASES = ['handler', 'throughput', 'latency', 'scaling', 'nexmark'] as const;
 const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -440,6 +443,14 @@ as the state's objects reach level L: the means spread it${
     ]),
   );
   phaseDone('scaling');
+}
+
+// ---- Nexmark ------------------------------------------------------------------------------------
+if (phases.has('nexmark')) {
+  say('Nexmark on Sluice and on Flink, the same events:');
+  const figures = await runNexmark({ brokers, events: records, queries: NEXMARK_QUERIES, batch: BATCH, generator: recentNexmark(), say });
+  sections.push(`## Nexmark\n\n${formatNexmark(figures, records, BATCH)}\n\nThe same alone: \`npm run nexmark -- --events ${records}\`.`);
+  phaseDone('nexmark');
 }
 
 await admin.close();

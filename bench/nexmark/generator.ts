@@ -55,6 +55,11 @@ export type EventKind = (typeof EVENT_KINDS)[number];
 
 export const DEFAULT_NEXMARK: NexmarkOptions = { seed: 1, baseTimeMs: Date.UTC(2026, 11, 1), eventsPerSecond: 10_000 };
 
+/** The default events starting an hour ago, on the minute: well within a topic's time retention. */
+export function recentNexmark(seed = DEFAULT_NEXMARK.seed): NexmarkOptions {
+  return { ...DEFAULT_NEXMARK, seed, baseTimeMs: Math.floor(Date.now() / 60_000) * 60_000 - 3_600_000 };
+}
+
 // The benchmark's model: its proportions, hot ratios, active sets and average sizes.
 const PERSON_PROPORTION = 1;
 const AUCTION_PROPORTION = 3;

@@ -23,7 +23,7 @@ import { batchedEvents, EmulatorHost, perRecord, runSluice, type RunFigures } fr
 import { benchTopic } from '../orders.js';
 import { compareResults, resultRows, type Comparison } from './compare.js';
 import { EXPECTED_EVENTS, EXPECTED_GENERATOR, inputsHash, readExpected, writeExpected } from './expected.js';
-import { DEFAULT_NEXMARK, EVENT_KINDS, type NexmarkOptions } from './generator.js';
+import { DEFAULT_NEXMARK, EVENT_KINDS, recentNexmark, type NexmarkOptions } from './generator.js';
 import { eventTopic, GROUP_KEYS, isUpdating, NEXMARK_QUERIES, nexmarkScript, NOT_RUN, WINDOW_END_COLUMNS, type NexmarkQuery } from './queries.js';
 import { committedOutput, loadNexmark, nexmarkRecords } from './topics.js';
 
@@ -80,6 +80,7 @@ export async function runNexmark({ brokers, events, queries, batch, generator, s
       const sluice: RunFigures = await runSluice(brokers, emulators, 'EXACTLY_ONCE', batch, handlerEvents(query), sluiceName, eventTopic(prefix, 'bid'), (options) =>
         sqlPipeline(nexmarkScript(query, { brokers, prefix, output: options.output, checkpointIntervalMs: options.checkpointIntervalMs, inPlace: true })),
       );
+      say(`  ${query}: Flink ${Math.round(flinkCpuMs).toLocaleString('en')} ms of CPU, Sluice's handler ${perRecord(sluice).toFixed(1)} µs a record; comparing the committed outputs`);
       const windowEnd = WINDOW_END_COLUMNS[query];
       const comparison = compareResults(await committedOutput(brokers, `${sluiceName}-out`), await committedOutput(brokers, flinkOut), {
         updating: isUpdating(query),
@@ -184,7 +185,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     },
   });
   const events = Number(values.events);
-  const generator = { ...DEFAULT_NEXMARK, seed: Number(values.seed), baseTimeMs: Math.floor(Date.now() / 60_000) * 60_000 - 3_600_000 };
+  const generator = recentNexmark(Number(values.seed));
   const say = (line: string) => process.stdout.write(`${line}\n`);
   if (values.jsonl) {
     writeJsonLines(values.jsonl, events, generator);
@@ -201,7 +202,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
         throw new Error(`--expected takes write (keep Flink's results) or check (compare Flink's with those kept), not ${values.expected}`);
       } else {
         const batch = Number(values.batch);
-        say(`\n${formatNexmark(await runNexmark({ brokers, events, queries, batch, generator, say }), events, batch)}`);
+        const report = formatNexmark(await runNexmark({ brokers, events, queries, batch, generator, say }), events, batch);
+        mkdirSync('bench/results', { recursive: true });
+        writeFileSync('bench/results/nexmark.md', `${report}\n`);
+        say(`\n${report}\n\nWritten to bench/results/nexmark.md`);
       }
     } finally {
       await release();

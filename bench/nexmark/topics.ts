@@ -71,7 +71,7 @@ export async function committedOutput(brokers: readonly string[], topic: string)
     const [description] = await admin.describeTopics([topic]);
     const records: KafkaRecord[] = [];
     for (const { partition, stable } of description?.partitions ?? []) {
-      records.push(...(await reader.read({ topic, partition, from: 0, to: Number(stable) })));
+      for (const record of await reader.read({ topic, partition, from: 0, to: Number(stable) })) records.push(record);
     }
     return records;
   } finally {

@@ -51,6 +51,9 @@ public final class NexmarkSqlJob {
     configuration.setString("table.local-time-zone", "UTC");
     // A failure ends the run with its cause, instead of restarting the job forever.
     configuration.setString("restart-strategy.type", "none");
+    // Checkpoints to local files: the JobManager's memory refuses state over 5 MB (q17's keys).
+    configuration.setString("execution.checkpointing.storage", "filesystem");
+    configuration.setString("execution.checkpointing.dir", Files.createTempDirectory("nexmark-checkpoints").toUri().toString());
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration);
     env.setParallelism(parallelism);
     StreamTableEnvironment tableEnv = StreamTableEnvironment.create(env);
