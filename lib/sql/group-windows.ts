@@ -4,6 +4,7 @@
 // table function, which is how Sluice plans it: the same windows, the same results.
 import type { Expression, Relation, Select } from './ast.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
+import { canonical } from './expressions.js';
 
 type Call = Extract<Expression, { kind: 'call' }>;
 type WindowFunction = 'TUMBLE' | 'HOP' | 'SESSION';
@@ -61,14 +62,15 @@ function auxiliaryColumn(expression: Expression, window: Call, text: string): Ex
   const [prefix, suffix] = [expression.name.slice(0, expression.name.lastIndexOf('_')), expression.name.slice(expression.name.lastIndexOf('_') + 1)];
   const column = AUXILIARY[suffix];
   if (!column || !(GROUP_WINDOWS as readonly string[]).includes(prefix)) return undefined;
-  if (prefix !== window.name || JSON.stringify(expression.args.map(withoutPosition)) !== JSON.stringify(window.args.map(withoutPosition))) {
+  if (prefix !== window.name || argumentsOf(expression) !== argumentsOf(window)) {
     throw new SqlError(`${expression.name} names a window the query does not group by: give it GROUP BY's ${window.name} arguments`, expression.position, text);
   }
   return { kind: 'column', table: undefined, name: column, position: expression.position };
 }
 
-function withoutPosition(expression: Expression): unknown {
-  return JSON.parse(JSON.stringify(expression, (key, value: unknown) => (key === 'position' ? undefined : key === 'table' ? undefined : value)));
+/** A window call's arguments as compileExpression finds a grouped column: qualified or not, the same. */
+function argumentsOf(call: Call): string {
+  return call.args.map((arg) => canonical(arg.kind === 'column' ? { ...arg, table: undefined } : arg)).join(',');
 }
 
 /** The expression with each subexpression `replace` gives a replacement for replaced. */
