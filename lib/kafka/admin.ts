@@ -1,5 +1,5 @@
 import kafkajs, { type Admin } from 'kafkajs';
-import { createKafkaClient, requestListener, type KafkaConnectionOptions } from './connection.js';
+import { connectVerified, createKafkaClient, requestListener, type KafkaConnectionOptions } from './connection.js';
 import { MissingTopicsError, retryWhileRetriable } from './errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, type TimestampType } from './records.js';
 
@@ -79,13 +79,13 @@ export class KafkaAdmin {
   private connected: Promise<void> | undefined;
   private creating: Promise<unknown> = Promise.resolve();
 
-  constructor(options: KafkaConnectionOptions) {
+  constructor(private readonly options: KafkaConnectionOptions) {
     this.admin = createKafkaClient(options).admin();
     if (options.onRequest) this.admin.on(this.admin.events.REQUEST, requestListener(options.onRequest));
   }
 
   private connect(): Promise<void> {
-    this.connected ??= this.admin.connect().catch((error: unknown) => {
+    this.connected ??= connectVerified(this.options, () => this.admin.connect()).catch((error: unknown) => {
       this.connected = undefined;
       throw error;
     });

@@ -1,9 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { Kafka, logLevel, type InstrumentationEvent, type logCreator } from 'kafkajs';
 import Cluster from 'kafkajs/src/cluster/index.js';
 import InstrumentationEventEmitter from 'kafkajs/src/instrumentation/emitter.js';
 import { createLogger } from 'kafkajs/src/loggers/index.js';
 import defaultSocketFactory from 'kafkajs/src/network/socketFactory.js';
-import { kafkajsSecurity, type KafkaAuthentication } from './authentication.js';
+import { authenticationFailure, kafkajsSecurity, verifyBrokerCertificate, type KafkaAuthentication } from './authentication.js';
 import { BROKERS_ENVIRONMENT_VARIABLE, parseBrokerList } from './broker-list.js';
 
 export { BROKERS_ENVIRONMENT_VARIABLE, parseBrokerList };
@@ -65,6 +66,7 @@ export function brokersFromEnvironment(env: NodeJS.ProcessEnv = process.env): st
 }
 
 const DEFAULT_CLIENT_ID = 'sluice';
+const DEFAULT_CONNECTION_TIMEOUT_MS = 3_000;
 
 const AUTH_MODES = ['NONE', 'TLS', 'IAM', 'SCRAM'] as const;
 
@@ -79,13 +81,29 @@ export function usesScram(env: NodeJS.ProcessEnv = process.env): boolean {
   return (env.KAFKA_AUTH ?? '').toUpperCase() === 'SCRAM';
 }
 
+/** The certificate authority `KAFKA_TLS_CA_FILE` names (a PEM file, bundled with the functions), if any. */
+function certificateAuthorityFromEnvironment(env: NodeJS.ProcessEnv, mode: string): { ca?: string } {
+  const file = env.KAFKA_TLS_CA_FILE;
+  if (file === undefined || file === '') return {};
+  if (mode === 'NONE') throw new Error('KAFKA_TLS_CA_FILE is set but KAFKA_AUTH is NONE (plaintext): set KAFKA_AUTH to TLS, IAM or SCRAM, or unset KAFKA_TLS_CA_FILE');
+  let ca: string;
+  try {
+    ca = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`KAFKA_TLS_CA_FILE names ${file}, which cannot be read (${(error as Error).message}): bundle the PEM file with the functions`, { cause: error });
+  }
+  if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`KAFKA_TLS_CA_FILE names ${file}, which holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  return { ca };
+}
+
 /**
  * How the functions reach their cluster, from the environment: `KAFKA_BROKERS`, and
  * `KAFKA_AUTH` — `IAM` (MSK IAM: TLS and SASL/OAUTHBEARER tokens signed with the function's
  * role, `AWS_REGION`), `SCRAM` (TLS and SASL/SCRAM-SHA-512 with `scram`, which the deployed
  * functions read from the Secrets Manager secret `KAFKA_SASL_SECRET_ARN`; outside AWS,
  * `KAFKA_SASL_USERNAME` and `KAFKA_SASL_PASSWORD` may give them instead), `TLS`, or `NONE`
- * (the default: plaintext, for local brokers).
+ * (the default: plaintext, for local brokers). `KAFKA_TLS_CA_FILE` names a PEM file of the
+ * certificate authority to trust instead of Node's bundled ones, for a cluster with its own CA.
  */
 export function kafkaFromEnvironment(env: NodeJS.ProcessEnv = process.env, scram?: ScramCredentials): KafkaConnectionOptions | undefined {
   const brokers = brokersFromEnvironment(env);
@@ -94,12 +112,13 @@ export function kafkaFromEnvironment(env: NodeJS.ProcessEnv = process.env, scram
   if (!(AUTH_MODES as readonly string[]).includes(mode)) {
     throw new Error(`KAFKA_AUTH is "${env.KAFKA_AUTH ?? ''}": use one of ${AUTH_MODES.join(', ')}`);
   }
+  const ca = certificateAuthorityFromEnvironment(env, mode);
   let authentication: KafkaAuthentication | undefined;
-  if (mode === 'TLS') authentication = { kind: 'tls' };
+  if (mode === 'TLS') authentication = { kind: 'tls', ...ca };
   if (mode === 'IAM') {
     const region = env.AWS_REGION;
     if (!region) throw new Error('KAFKA_AUTH=IAM needs AWS_REGION: the region of the MSK cluster');
-    authentication = { kind: 'msk-iam', region };
+    authentication = { kind: 'msk-iam', region, ...ca };
   }
   if (mode === 'SCRAM') {
     const username = scram?.username ?? env.KAFKA_SASL_USERNAME;
@@ -110,7 +129,7 @@ export function kafkaFromEnvironment(env: NodeJS.ProcessEnv = process.env, scram
           'as Amazon MSK keeps SCRAM credentials (outside AWS, KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD do too)',
       );
     }
-    authentication = { kind: 'scram-sha-512', username, password };
+    authentication = { kind: 'scram-sha-512', username, password, ...ca };
   }
   return { brokers, ...(authentication ? { authentication } : {}) };
 }
@@ -141,10 +160,24 @@ function clientConfig(options: KafkaConnectionOptions) {
     ...kafkajsSecurity(options.authentication),
     brokers: [...options.brokers],
     clientId: options.clientId ?? DEFAULT_CLIENT_ID,
-    connectionTimeout: options.connectionTimeoutMs ?? 3_000,
+    connectionTimeout: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     ...(options.retry ? { retry: { ...options.retry } } : {}),
   };
+}
+
+/**
+ * Runs `connect` (a kafkajs client's), first checking the brokers' certificate, and turns a
+ * refusal that no retry mends (an untrusted certificate, wrong credentials) into a
+ * {@link KafkaAuthenticationError} that says what to fix.
+ */
+export async function connectVerified(options: KafkaConnectionOptions, connect: () => Promise<void>): Promise<void> {
+  await verifyBrokerCertificate(options.brokers, options.authentication, options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS);
+  try {
+    await connect();
+  } catch (error) {
+    throw authenticationFailure(error, options.brokers, options.authentication) ?? error;
+  }
 }
 
 /** A kafkajs client for the public producer, consumer and admin APIs. */
@@ -166,7 +199,7 @@ export class ClusterConnection {
   private readonly cluster: Cluster;
   private connected: Promise<void> | undefined;
 
-  constructor(options: KafkaConnectionOptions) {
+  constructor(private readonly options: KafkaConnectionOptions) {
     this.cluster = new Cluster({
       ...clientConfig(options),
       logger: createLogger({ level: clientLogLevel(), logCreator: jsonLogCreator }),
@@ -188,7 +221,7 @@ export class ClusterConnection {
   }
 
   private async connect(): Promise<void> {
-    await this.cluster.connect();
+    await connectVerified(this.options, () => this.cluster.connect());
     // kafkajs's connect reaches only a seed broker; without the cluster's metadata, the first
     // request to a coordinator or leader would wait out a ~300 ms retry while it loads.
     await this.cluster.refreshMetadata();

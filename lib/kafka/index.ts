@@ -24,7 +24,7 @@ export {
   type TransactionalWriterOptions,
 } from './transactional-writer.js';
 export { createRecordWriter, type NonTransactionalGuarantee, type RecordWriter } from './writer.js';
-export type { KafkaAuthentication } from './authentication.js';
+export { KafkaAuthenticationError, type AwsCredentialsProvider, type KafkaAuthentication, type KafkaTlsOptions } from './authentication.js';
 export {
   connectKafka,
   type CommittedReader,

@@ -1,5 +1,5 @@
 import { Partitioners, type Producer } from 'kafkajs';
-import { createKafkaClient, requestListener, type KafkaConnectionOptions } from './connection.js';
+import { connectVerified, createKafkaClient, requestListener, type KafkaConnectionOptions } from './connection.js';
 import { DeliveryGuarantee } from './delivery-guarantee.js';
 import { toKafkaMessage } from './messages.js';
 import type { OutputRecord } from './records.js';
@@ -25,7 +25,7 @@ class ProducerWriter implements RecordWriter {
 
   constructor(
     private readonly guarantee: NonTransactionalGuarantee,
-    options: KafkaConnectionOptions,
+    private readonly options: KafkaConnectionOptions,
   ) {
     const idempotent = guarantee === DeliveryGuarantee.AT_LEAST_ONCE;
     this.producer = createKafkaClient(options).producer({
@@ -46,7 +46,7 @@ class ProducerWriter implements RecordWriter {
       byTopic.set(record.topic, messages);
       messages.push(toKafkaMessage(record));
     }
-    this.connected ??= this.producer.connect();
+    this.connected ??= connectVerified(this.options, () => this.producer.connect());
     const connected = this.connected;
     this.pending = this.pending.then(async () => {
       if (this.failure !== undefined) return;

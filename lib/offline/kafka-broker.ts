@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KafkaAdmin } from '../kafka/admin.js';
 import { brokersFromEnvironment } from '../kafka/connection.js';
+import { securedBrokerConfig, securedPorts, type LocalBrokerSecurity, type SecuredBrokerConfig, type SecuredListeners } from './broker-security.js';
 import { buildOnce, sluiceCacheDir } from './cache-folder.js';
 import { javaCommand, runningPid, runTool, startJava, stopJava, waitUntilAnswering } from './java-service.js';
 
@@ -34,10 +35,18 @@ export interface LocalBrokerOptions {
    * answers before it hosts all their partitions again.
    */
   readonly fresh?: boolean;
+  /**
+   * TLS and SASL listeners beside the plaintext one, on the next ports past the controller's
+   * (see {@link securedPorts}). A broker started with them always starts from empty storage,
+   * where its SCRAM users are created.
+   */
+  readonly security?: LocalBrokerSecurity;
 }
 
 export interface LocalBroker {
   readonly brokers: string[];
+  /** The TLS and SASL listeners, when the broker was asked for them. */
+  readonly secured?: SecuredListeners;
   /** False when a broker that was already running was reused. */
   readonly started: boolean;
   readonly pid: number | undefined;
@@ -108,12 +117,14 @@ export function ensureKafkaRuntime(options: LocalBrokerOptions = {}): string {
   });
 }
 
-function renderServerProperties(options: ResolvedOptions, dataDir: string): string {
+function renderServerProperties(options: ResolvedOptions, dataDir: string, secured: SecuredBrokerConfig | undefined): string {
   const values: Record<string, string> = {
     port: String(options.port),
     controllerPort: String(options.port + 1),
     dataDir,
     transactionMaxTimeoutMs: String(options.transactionMaxTimeoutMs),
+    securedListeners: secured?.listenerSuffix ?? '',
+    securityProperties: secured?.properties ?? '',
   };
   return readFileSync(join(RECIPE_DIR, 'server.properties'), 'utf8').replace(/\$\{(\w+)\}/g, (_, name: string) => {
     const value = values[name];
@@ -195,26 +206,30 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   if (runningPid !== undefined) {
     log(`Reusing the Kafka broker already running (pid ${runningPid}) at ${brokers[0]}`);
     await waitUntilBrokerAnswers(brokers, runningPid, resolved);
-    return { brokers, started: false, pid: runningPid, stateDir };
+    return { brokers, started: false, pid: runningPid, stateDir, ...runningSecuredListeners(options, stateDir) };
   }
   if (await brokerAnswers(brokers)) {
     log(`A Kafka broker already answers at ${brokers[0]}; reusing it`);
-    return { brokers, started: false, pid: undefined, stateDir };
+    return { brokers, started: false, pid: undefined, stateDir, ...runningSecuredListeners(options, stateDir) };
   }
 
   const libs = ensureKafkaRuntime(options);
-  const classpath = join(libs, '*');
   const dataDir = join(stateDir, 'data');
-  if (options.fresh) rmSync(dataDir, { recursive: true, force: true });
+  rmSync(securedListenersFile(stateDir), { force: true });
+  const secured = options.security
+    ? securedBrokerConfig(options.security, { port, stateDir, cacheDir: resolved.cacheDir, kafkaLibs: libs })
+    : undefined;
+  const classpath = [join(libs, '*'), ...(secured?.classpath ?? [])].join(':');
+  if (options.fresh || secured) rmSync(dataDir, { recursive: true, force: true });
   const configFile = join(stateDir, 'server.properties');
-  writeFileSync(configFile, renderServerProperties(resolved, dataDir));
+  writeFileSync(configFile, renderServerProperties(resolved, dataDir, secured));
 
   if (!existsSync(join(dataDir, 'meta.properties'))) {
     log(`Formatting KRaft storage in ${dataDir}`);
     const clusterId = kafkaClusterId();
     runTool(
       javaCommand(),
-      ['-cp', classpath, STORAGE_TOOL_CLASS, 'format', '--ignore-formatted', '-t', clusterId, '-c', configFile],
+      ['-cp', classpath, STORAGE_TOOL_CLASS, 'format', '--ignore-formatted', '-t', clusterId, '-c', configFile, ...(secured?.formatArguments ?? [])],
       'format the Kafka storage',
     );
   }
@@ -239,7 +254,24 @@ export async function startLocalBroker(options: LocalBrokerOptions = {}): Promis
   );
   await waitUntilBrokerAnswers(brokers, pid, resolved);
   log(`Kafka is up at ${brokers[0]} (pid ${pid})`);
-  return { brokers, started: true, pid, stateDir };
+  if (secured) writeFileSync(securedListenersFile(stateDir), JSON.stringify(secured.listeners));
+  return { brokers, started: true, pid, stateDir, ...(secured ? { secured: secured.listeners } : {}) };
+}
+
+function securedListenersFile(stateDir: string): string {
+  return join(stateDir, 'secured-listeners.json');
+}
+
+/** The secured listeners of a running broker that was started with them; a reused broker without them cannot give them. */
+function runningSecuredListeners(options: LocalBrokerOptions, stateDir: string): { secured?: SecuredListeners } {
+  if (!options.security) return {};
+  const file = securedListenersFile(stateDir);
+  if (!existsSync(file)) {
+    throw new Error(
+      `The Kafka broker already running from ${stateDir} has no TLS or SASL listeners (ports ${Object.values(securedPorts(resolveOptions(options).port)).join(', ')}): stop it (npm run kafka:stop) and start it again with them`,
+    );
+  }
+  return { secured: JSON.parse(readFileSync(file, 'utf8')) as SecuredListeners };
 }
 
 /**

@@ -2,22 +2,30 @@
 import { afterAll, beforeAll } from 'vitest';
 import { commitHandler, coordinatorHandler, processorHandler } from '../../lib/aws/handlers.js';
 import type { PipelineRuntime } from '../../lib/aws/runtime.js';
-import { KafkaAdmin } from '../../lib/kafka/index.js';
+import { KafkaAdmin, type KafkaConnectionOptions } from '../../lib/kafka/index.js';
 import { startDynamoDbEmulator, startS3Emulator, type Emulator } from '../../lib/offline/emulators.js';
 import { testBrokers } from './kafka.js';
 import type { ScheduleEnvironment } from './runtime-schedule.js';
 
-/** Starts dynalite, s3rver and an admin client before the file's tests and closes both after; call at top level. */
-export function useRuntimeEnvironment(): () => ScheduleEnvironment {
+/**
+ * Starts dynalite, s3rver and an admin client before the file's tests and closes both after; call
+ * at top level. `kafka` names another broker than the test run's, read once the hooks before
+ * this call's have run, and the connection the runtime uses there (another listener, say).
+ */
+export function useRuntimeEnvironment(
+  kafka: () => { brokers: string[]; runtimeKafka?: KafkaConnectionOptions } = () => ({ brokers: testBrokers() }),
+): () => ScheduleEnvironment {
   let dynamo: Emulator | undefined;
   let s3: Emulator | undefined;
   let environment: ScheduleEnvironment | undefined;
   beforeAll(async () => {
     dynamo = await startDynamoDbEmulator();
     s3 = await startS3Emulator();
+    const { brokers, runtimeKafka } = kafka();
     environment = {
-      brokers: testBrokers(),
-      admin: new KafkaAdmin({ brokers: testBrokers() }),
+      brokers,
+      ...(runtimeKafka ? { runtimeKafka } : {}),
+      admin: new KafkaAdmin({ brokers }),
       dynamo: dynamo.clientOptions,
       s3: s3.clientOptions,
     };

@@ -8,7 +8,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { createDocumentClient, createS3Client, type AwsClientOptions } from '../../lib/aws/clients.js';
 import { listCheckpoints } from '../../lib/snapshot/checkpoint-state.js';
 import { ensureBucket, S3SnapshotStore } from '../../lib/snapshot/s3-store.js';
-import { connectKafka, createRecordWriter, type KafkaAdmin, type KafkaRecord } from '../../lib/kafka/index.js';
+import { connectKafka, createRecordWriter, type KafkaAdmin, type KafkaConnectionOptions, type KafkaRecord } from '../../lib/kafka/index.js';
 import { planPipeline } from '../../lib/plan/planner.js';
 import { planTopics } from '../../lib/plan/topics.js';
 import { runCoordinator } from '../../lib/runtime/coordinator.js';
@@ -37,7 +37,10 @@ const SCHEDULE_DEADLINE_MS = 240_000;
 const TRACE_STEPS = 60;
 
 export interface ScheduleEnvironment {
+  /** Where the harness writes the input and reads the output. */
   readonly brokers: readonly string[];
+  /** How the runtime reaches the same cluster, when not as the harness does (TLS, SASL). */
+  readonly runtimeKafka?: KafkaConnectionOptions;
   readonly admin: KafkaAdmin;
   readonly dynamo: AwsClientOptions;
   readonly s3: AwsClientOptions;
@@ -206,7 +209,7 @@ export async function runSchedule(
       throw new Crash(step);
     }
   };
-  const kafka = connectKafka({ brokers });
+  const kafka = connectKafka(environment.runtimeKafka ?? { brokers });
   const processor = new Processor({ plan, store, coordinator, kafka, clock, onStep, snapshots });
   const { committer, reader } = kafka;
   const shards = await listShards(plan, admin);

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { kafkajsSecurity } from '../../../lib/kafka/authentication.js';
 import { kafkaFromEnvironment } from '../../../lib/kafka/connection.js';
@@ -48,5 +51,37 @@ describe('Kafka authentication from the environment', () => {
     } finally {
       process.env = saved;
     }
+  });
+});
+
+describe('a certificate authority from the environment', () => {
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  const withFile = (text: string) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sluice-ca-')), 'ca.pem');
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it('is read from KAFKA_TLS_CA_FILE into every kind of authentication', () => {
+    const file = withFile(pem);
+    expect(kafkaFromEnvironment({ KAFKA_BROKERS: 'b-1:9094', KAFKA_AUTH: 'TLS', KAFKA_TLS_CA_FILE: file })?.authentication).toEqual({ kind: 'tls', ca: pem });
+    expect(
+      kafkaFromEnvironment({ KAFKA_BROKERS: 'b-1:9096', KAFKA_AUTH: 'SCRAM', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p', KAFKA_TLS_CA_FILE: file })
+        ?.authentication,
+    ).toEqual({ kind: 'scram-sha-512', username: 'u', password: 'p', ca: pem });
+    expect(kafkajsSecurity({ kind: 'tls', ca: pem }).ssl).toEqual({ ca: [pem] });
+  });
+
+  it('says what is wrong: a missing file, a file without a certificate, a CA for plaintext', () => {
+    expect(() => kafkaFromEnvironment({ KAFKA_BROKERS: 'b-1:9094', KAFKA_AUTH: 'TLS', KAFKA_TLS_CA_FILE: '/no/such/ca.pem' })).toThrow(
+      /^KAFKA_TLS_CA_FILE names \/no\/such\/ca\.pem, which cannot be read \(.*\): bundle the PEM file with the functions$/,
+    );
+    const notPem = withFile('not a certificate');
+    expect(() => kafkaFromEnvironment({ KAFKA_BROKERS: 'b-1:9094', KAFKA_AUTH: 'TLS', KAFKA_TLS_CA_FILE: notPem })).toThrow(
+      `KAFKA_TLS_CA_FILE names ${notPem}, which holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+    );
+    expect(() => kafkaFromEnvironment({ KAFKA_BROKERS: '127.0.0.1:9092', KAFKA_TLS_CA_FILE: withFile(pem) })).toThrow(
+      'KAFKA_TLS_CA_FILE is set but KAFKA_AUTH is NONE (plaintext): set KAFKA_AUTH to TLS, IAM or SCRAM, or unset KAFKA_TLS_CA_FILE',
+    );
   });
 });
