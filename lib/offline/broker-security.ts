@@ -21,8 +21,6 @@ export interface LocalBrokerSecurity {
   readonly mskIam?: { readonly region: string; readonly accessKeyId: string; readonly secretAccessKey: string };
   /** `connections.max.reauth.ms`: how long a SASL session lasts before the client must authenticate again. */
   readonly maxReauthenticationMs?: number;
-  /** `connections.max.idle.ms`: how long the broker keeps a silent connection open. */
-  readonly maxIdleMs?: number;
 }
 
 /** Where a secured broker listens, and the certificate authority its certificate chains to. */
@@ -131,7 +129,6 @@ export function securedBrokerConfig(
     classpath.push(validatorClasses(cacheDir, kafkaLibs));
   }
   if (security.maxReauthenticationMs !== undefined) lines.push(`connections.max.reauth.ms=${security.maxReauthenticationMs}`);
-  if (security.maxIdleMs !== undefined) lines.push(`connections.max.idle.ms=${security.maxIdleMs}`);
   return {
     listeners: { saslSsl: [`127.0.0.1:${ports.saslSsl}`], ssl: [`127.0.0.1:${ports.ssl}`], caPem: keystore.caPem },
     listenerSuffix: `,SASL_SSL://127.0.0.1:${ports.saslSsl},SSL://127.0.0.1:${ports.ssl}`,

@@ -7,8 +7,8 @@ import { join } from 'node:path';
  * build tools, starting them detached with a pid file, and stopping them.
  */
 
-export function runTool(command: string, args: string[], what: string): void {
-  const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+export function runTool(command: string, args: string[], what: string, env?: NodeJS.ProcessEnv): void {
+  const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env } : {}) });
   if (result.error) {
     throw new Error(`Could not run ${command} to ${what}: ${result.error.message}. Is it installed and on PATH?`);
   }

@@ -41,6 +41,11 @@ export interface LocalBrokerOptions {
    * where its SCRAM users are created.
    */
   readonly security?: LocalBrokerSecurity;
+  /**
+   * `connections.max.idle.ms`: how long the broker keeps a silent connection open (a cluster's
+   * default is 10 minutes). Tests that freeze a client set it low.
+   */
+  readonly connectionsMaxIdleMs?: number;
 }
 
 export interface LocalBroker {
@@ -63,6 +68,7 @@ const DEFAULT_LOG_FILE_BYTES = 10 * 1024 * 1024;
 
 interface ResolvedOptions {
   port: number;
+  connectionsMaxIdleMs: number | undefined;
   stateDir: string;
   cacheDir: string;
   transactionMaxTimeoutMs: number;
@@ -78,6 +84,7 @@ function resolveOptions(options: LocalBrokerOptions): ResolvedOptions {
   }
   return {
     port,
+    connectionsMaxIdleMs: options.connectionsMaxIdleMs,
     stateDir: options.stateDir ?? join(process.cwd(), '.sluice', 'kafka'),
     cacheDir: options.cacheDir ?? sluiceCacheDir(),
     transactionMaxTimeoutMs: options.transactionMaxTimeoutMs ?? LOCAL_TRANSACTION_MAX_TIMEOUT_MS,
@@ -124,7 +131,10 @@ function renderServerProperties(options: ResolvedOptions, dataDir: string, secur
     dataDir,
     transactionMaxTimeoutMs: String(options.transactionMaxTimeoutMs),
     securedListeners: secured?.listenerSuffix ?? '',
-    securityProperties: secured?.properties ?? '',
+    extraProperties: [
+      ...(secured ? [secured.properties] : []),
+      ...(options.connectionsMaxIdleMs === undefined ? [] : [`connections.max.idle.ms=${options.connectionsMaxIdleMs}`]),
+    ].join('\n'),
   };
   return readFileSync(join(RECIPE_DIR, 'server.properties'), 'utf8').replace(/\$\{(\w+)\}/g, (_, name: string) => {
     const value = values[name];
