@@ -113,7 +113,9 @@ describe('a frozen container', () => {
     const expectOk = (outcome: InvocationOutcome, what: string) => expect(outcome, `${what}\n${processor.logs.slice(-3_000)}`).toMatchObject({ ok: true });
 
     // INIT, then warm.
-    expectOk(await processor.invoke(next()), 'the first batch');
+    const first = await processor.invoke(next());
+    expectOk(first, 'the first batch');
+    console.log(`under the emulator: INIT ${processor.initDurationsMs().map((ms) => ms.toFixed(0)).join(', ')} ms; the first invocation, INIT and batch, ${first.ms.toFixed(0)} ms`);
     const warm = await processor.invoke(next());
     expectOk(warm, 'a warm batch');
 
