@@ -226,19 +226,38 @@ function scramFrom(options) {
 }
 
 /**
- * The schema registry the processors' registry formats use (lib/aws/schema-registry.ts):
+ * The schema registries the processors' registry formats use (lib/aws/schema-registry.ts):
  * `--param schemaRegistryUrl=https://…`, and `--param schemaRegistrySecretArn=arn:…` for the
- * Secrets Manager secret of its credentials, which only the processors may read.
+ * Secrets Manager secret of its credentials, which only the processors may read; and
+ * `--param glueSchemaRegistryName=…` for an AWS Glue registry, whose schemas only the processors
+ * may read, create and add versions to.
  */
 function schemaRegistryFrom(options) {
   const url = commandLineParam(options, 'schemaRegistryUrl');
   const secretArn = commandLineParam(options, 'schemaRegistrySecretArn');
+  const glueRegistry = commandLineParam(options, 'glueSchemaRegistryName');
   if (secretArn && !url) {
     throw new Error('--param schemaRegistrySecretArn needs --param schemaRegistryUrl too: the secret holds the credentials of that registry');
   }
+  const glueArn = (resource) => ({ 'Fn::Sub': `arn:\${AWS::Partition}:glue:\${AWS::Region}:\${AWS::AccountId}:${resource}` });
   return {
-    environment: { ...(url ? { SCHEMA_REGISTRY_URL: url } : {}), ...(secretArn ? { SCHEMA_REGISTRY_SECRET_ARN: secretArn } : {}) },
-    statements: secretArn ? [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secretArn] }] : [],
+    environment: {
+      ...(url ? { SCHEMA_REGISTRY_URL: url } : {}),
+      ...(secretArn ? { SCHEMA_REGISTRY_SECRET_ARN: secretArn } : {}),
+      ...(glueRegistry ? { GLUE_SCHEMA_REGISTRY_NAME: glueRegistry } : {}),
+    },
+    statements: [
+      ...(secretArn ? [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secretArn] }] : []),
+      ...(glueRegistry
+        ? [
+            {
+              Effect: 'Allow',
+              Action: ['glue:GetSchemaVersion', 'glue:GetSchemaByDefinition', 'glue:RegisterSchemaVersion', 'glue:CreateSchema'],
+              Resource: [glueArn(`registry/${glueRegistry}`), glueArn(`schema/${glueRegistry}/*`)],
+            },
+          ]
+        : []),
+    ],
   };
 }
 

@@ -3,4 +3,4 @@
 export * from './api/index.js';
 export * from './formats/index.js';
 export * from './sql/index.js';
-export { schemaRegistryFromEnvironment } from './aws/schema-registry.js';
+export { glueSchemaRegistryFromEnvironment, schemaRegistryFromEnvironment } from './aws/schema-registry.js';

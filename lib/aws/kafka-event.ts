@@ -1,4 +1,5 @@
 import type { MSKEvent, SelfManagedKafkaEvent } from 'aws-lambda';
+import { isSchemaVersionId, writeGlueWireFormat } from '../formats/glue-wire-format.js';
 import { writeWireFormat } from '../formats/wire-format.js';
 import type { KafkaRecord, RecordHeader, TimestampType } from '../kafka/records.js';
 
@@ -85,10 +86,12 @@ function decodeHeaders(value: unknown, place: Place, field: string): RecordHeade
 
 /**
  * A key or value as Kafka holds it. With a schema registry configured on the event-source
- * mapping (provisioned mode, EventRecordFormat SOURCE), Lambda strips the Confluent wire
- * format's header and names the schema beside the bytes; Sluice puts the header back, so that a
- * record reads the same whether the mapping delivered it or Sluice reread it from Kafka (a
- * replay, a gap), and a dead letter keeps the record's own bytes.
+ * mapping (provisioned mode, EventRecordFormat SOURCE), Lambda strips the wire format's header
+ * and names the schema beside the bytes: a Confluent schema id, or an AWS Glue schema version
+ * id (a UUID). Sluice puts the header back, so that a record reads the same whether the mapping
+ * delivered it or Sluice reread it from Kafka (a replay, a gap), and a dead letter keeps the
+ * record's bytes. A Glue header goes back uncompressed: the mapping hands over the payload it
+ * validated, which is the inflated one.
  */
 function reframed(bytes: Buffer | null, metadata: unknown, place: Place, field: string): Buffer | null {
   if (bytes === null || metadata === undefined || metadata === null) return bytes;
@@ -97,11 +100,12 @@ function reframed(bytes: Buffer | null, metadata: unknown, place: Place, field: 
   const { dataFormat, schemaId } = metadata;
   // Without a schema id the mapping validated nothing: the bytes are the record's own.
   if (schemaId === undefined || schemaId === null) return bytes;
-  if (typeof schemaId !== 'string' || !/^\d{1,10}$/.test(schemaId) || Number(schemaId) > 0x7fffffff) {
+  const glue = typeof schemaId === 'string' && isSchemaVersionId(schemaId);
+  if (!glue && (typeof schemaId !== 'string' || !/^\d{1,10}$/.test(schemaId) || Number(schemaId) > 0x7fffffff)) {
     fail(
       `${where}.schemaId`,
-      `is ${JSON.stringify(schemaId)}, not a Confluent schema id: Sluice reads records the mapping validated against a Confluent-compatible ` +
-        "registry; for an AWS Glue registry, remove the mapping's schema registry configuration",
+      `is ${JSON.stringify(schemaId)}, neither a Confluent schema id (a number) nor an AWS Glue schema version id (a UUID): ` +
+        "check the mapping's schema registry configuration",
     );
   }
   if (dataFormat !== 'AVRO' && dataFormat !== 'JSON') {
@@ -111,7 +115,7 @@ function reframed(bytes: Buffer | null, metadata: unknown, place: Place, field: 
         "for Protobuf, remove the mapping's schema registry configuration and read with ConfluentRegistryProtobufDeserializationSchema",
     );
   }
-  return writeWireFormat(Number(schemaId), bytes);
+  return glue ? writeGlueWireFormat(schemaId, bytes) : writeWireFormat(Number(schemaId), bytes);
 }
 
 function decodeRecord(raw: unknown, place: Place, topic: string, partition: number): KafkaRecord {

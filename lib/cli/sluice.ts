@@ -304,7 +304,7 @@ function's bundle holds the pipeline file, what it imports and Sluice's runtime.
 Parameters: mskClusterArn, mskClusterName, mskClusterUuid, kafkaBootstrapServers, subnetIdA,
 subnetIdB and securityGroupId (each deployment needs them); kafkaAuth (IAM, SCRAM or TLS;
 default IAM), with SCRAM kafkaScramSecretArn and kafkaScramKmsKeyArn; schemaRegistryUrl and
-schemaRegistrySecretArn; batchSize and batchingWindowSeconds (where the pipeline's
+schemaRegistrySecretArn; glueSchemaRegistryName (an AWS Glue registry); batchSize and batchingWindowSeconds (where the pipeline's
 env.setEventSourceMapping does not set them; given here, they win over it);
 snapshotRetentionDays (7); alarmOffsetLag (100000). SLUICE_KAFKA_TRIGGER=self-managed makes
 the triggers self-managed Kafka event sources (with kafkaAuth=SCRAM).

@@ -1,6 +1,7 @@
 import avro from 'avsc';
-import type { RegisteredSchema, SchemaRegistryOptions } from './registry.js';
+import { registryClient, type SchemaRegistryOptions } from './registry.js';
 import { RegistryDeserializationSchema, RegistrySerializationSchema, type RegistrySerializationOptions } from './registry-schemas.js';
+import type { RegisteredSchema, SchemaId, SchemaSource } from './schema-source.js';
 
 /** An Avro schema: its JSON text, or its JSON as an object (checked when the schema is built). */
 export type AvroSchema = string | object;
@@ -26,40 +27,29 @@ export function avroRecordName(schema: AvroSchema): string {
 }
 
 /**
- * Avro values in Confluent's wire format, read with a reader schema (Flink's
- * `ConfluentRegistryAvroDeserializationSchema`). Each value's writer schema comes from the
- * registry by its id, and is resolved into the reader schema by Avro's rules: a field the writer
- * lacks takes its default, a field the reader lacks is skipped, numbers widen. A writer schema
- * that cannot be resolved (a new field without a default, a changed type) fails its records
- * under the bad-record policy, with both schemas named.
+ * Avro values read with a reader schema. Each value's writer schema comes from its registry by
+ * its id, and is resolved into the reader schema by Avro's rules: a field the writer lacks takes
+ * its default, a field the reader lacks is skipped, numbers widen. A writer schema that cannot be
+ * resolved (a new field without a default, a changed type) fails its records under the
+ * bad-record policy, with both schemas named.
  */
-export class ConfluentRegistryAvroDeserializationSchema<T> extends RegistryDeserializationSchema<T> {
+export abstract class AvroRegistryDeserializationSchema<T, Id extends SchemaId> extends RegistryDeserializationSchema<T, Id> {
   private readonly reader: avro.Type;
   /** Per writer schema id: the resolver into the reader schema, null when the two are the same, or why they cannot be resolved. */
-  private readonly resolvers = new Map<number, AvroResolver | null | Error>();
+  private readonly resolvers = new Map<Id, AvroResolver | null | Error>();
 
-  private constructor(readerSchema: AvroSchema, registry: string | SchemaRegistryOptions) {
+  protected constructor(readerSchema: AvroSchema, registry: SchemaSource<Id>) {
     super(registry, 'AVRO');
     this.reader = parseAvroSchema(readerSchema, 'The reader schema');
   }
 
-  /** Reads records as plain objects of the reader schema's fields. */
-  static forGeneric(readerSchema: AvroSchema, registry: string | SchemaRegistryOptions): ConfluentRegistryAvroDeserializationSchema<GenericRecord> {
-    return new ConfluentRegistryAvroDeserializationSchema<GenericRecord>(readerSchema, registry);
-  }
-
-  /** Reads records as `T`, a TypeScript type you declare to match the reader schema. */
-  static forSpecific<T>(readerSchema: AvroSchema, registry: string | SchemaRegistryOptions): ConfluentRegistryAvroDeserializationSchema<T> {
-    return new ConfluentRegistryAvroDeserializationSchema<T>(readerSchema, registry);
-  }
-
-  protected read(schemaId: number, writer: RegisteredSchema, payload: Buffer): T {
+  protected override read(schemaId: Id, writer: RegisteredSchema, payload: Buffer): T {
     const resolver = this.resolverFor(schemaId, writer.codec as unknown as avro.Type);
     if (resolver instanceof Error) throw resolver;
     return this.decoded(schemaId, () => this.reader.fromBuffer(payload, resolver ?? undefined) as T);
   }
 
-  private resolverFor(schemaId: number, writer: avro.Type): AvroResolver | null | Error {
+  private resolverFor(schemaId: Id, writer: avro.Type): AvroResolver | null | Error {
     let resolver = this.resolvers.get(schemaId);
     if (resolver === undefined) {
       try {
@@ -76,10 +66,32 @@ export class ConfluentRegistryAvroDeserializationSchema<T> extends RegistryDeser
   }
 }
 
+/** Avro values in Confluent's wire format, read with a reader schema (Flink's `ConfluentRegistryAvroDeserializationSchema`). */
+export class ConfluentRegistryAvroDeserializationSchema<T> extends AvroRegistryDeserializationSchema<T, number> {
+  private constructor(readerSchema: AvroSchema, registry: string | SchemaRegistryOptions) {
+    super(readerSchema, registryClient(registry));
+  }
+
+  /** Reads records as plain objects of the reader schema's fields. */
+  static forGeneric(readerSchema: AvroSchema, registry: string | SchemaRegistryOptions): ConfluentRegistryAvroDeserializationSchema<GenericRecord> {
+    return new ConfluentRegistryAvroDeserializationSchema<GenericRecord>(readerSchema, registry);
+  }
+
+  /** Reads records as `T`, a TypeScript type you declare to match the reader schema. */
+  static forSpecific<T>(readerSchema: AvroSchema, registry: string | SchemaRegistryOptions): ConfluentRegistryAvroDeserializationSchema<T> {
+    return new ConfluentRegistryAvroDeserializationSchema<T>(readerSchema, registry);
+  }
+}
+
+/** An Avro schema's canonical JSON text, as a sink registers it. */
+export function avroSchemaText(schema: AvroSchema, name: string): string {
+  return JSON.stringify(parseAvroSchema(schema, `The schema of ${name}`).schema());
+}
+
 /** Avro values in Confluent's wire format under a registry subject (Flink's `ConfluentRegistryAvroSerializationSchema`). */
 export class ConfluentRegistryAvroSerializationSchema<T> extends RegistrySerializationSchema<T> {
   private constructor(subject: string, schema: AvroSchema, registry: string | SchemaRegistryOptions, options?: RegistrySerializationOptions) {
-    super(subject, 'AVRO', JSON.stringify(parseAvroSchema(schema, `The schema of subject "${subject}"`).schema()), registry, options);
+    super(subject, 'AVRO', avroSchemaText(schema, `subject "${subject}"`), registryClient(registry), options);
   }
 
   /** Writes plain objects with the schema's fields. */

@@ -1,4 +1,4 @@
-import type { RegisteredSchema, SchemaRegistryOptions } from './registry.js';
+import { registryClient, type SchemaRegistryOptions } from './registry.js';
 import { RegistryDeserializationSchema, RegistrySerializationSchema, type RegistrySerializationOptions } from './registry-schemas.js';
 
 /**
@@ -8,23 +8,19 @@ import { RegistryDeserializationSchema, RegistrySerializationSchema, type Regist
  */
 export class ConfluentRegistryJsonSchemaDeserializationSchema<T> extends RegistryDeserializationSchema<T> {
   private constructor(registry: string | SchemaRegistryOptions) {
-    super(registry, 'JSON');
+    super(registryClient(registry), 'JSON');
   }
 
   /** Reads values as `T`, a TypeScript type you declare to match the schema. */
   static of<T = unknown>(registry: string | SchemaRegistryOptions): ConfluentRegistryJsonSchemaDeserializationSchema<T> {
     return new ConfluentRegistryJsonSchemaDeserializationSchema<T>(registry);
   }
-
-  protected read(schemaId: number, writer: RegisteredSchema, payload: Buffer): T {
-    return this.decoded(schemaId, () => writer.codec.fromBuffer(payload) as T);
-  }
 }
 
 /** JSON values in Confluent's wire format under a registry subject, each validated against the schema before it is written. */
 export class ConfluentRegistryJsonSchemaSerializationSchema<T> extends RegistrySerializationSchema<T> {
   private constructor(subject: string, schema: object | string, registry: string | SchemaRegistryOptions, options?: RegistrySerializationOptions) {
-    super(subject, 'JSON', typeof schema === 'string' ? schema : JSON.stringify(schema), registry, options);
+    super(subject, 'JSON', typeof schema === 'string' ? schema : JSON.stringify(schema), registryClient(registry), options);
   }
 
   static of<T = unknown>(

@@ -1,4 +1,5 @@
-import type { RegisteredSchema, SchemaRegistryOptions } from './registry.js';
+import { registryClient, type SchemaRegistryOptions } from './registry.js';
+import type { RegisteredSchema } from './schema-source.js';
 import { RegistryDeserializationSchema, RegistrySerializationSchema, type RegistrySerializationOptions } from './registry-schemas.js';
 
 /**
@@ -22,7 +23,7 @@ interface ProtobufMessage {
  */
 export class ConfluentRegistryProtobufDeserializationSchema<T> extends RegistryDeserializationSchema<T> {
   private constructor(registry: string | SchemaRegistryOptions) {
-    super(registry, 'PROTOBUF');
+    super(registryClient(registry), 'PROTOBUF');
   }
 
   /** Reads messages as `T`, a TypeScript type you declare to match the message (as its JSON mapping). */
@@ -30,7 +31,7 @@ export class ConfluentRegistryProtobufDeserializationSchema<T> extends RegistryD
     return new ConfluentRegistryProtobufDeserializationSchema<T>(registry);
   }
 
-  protected read(schemaId: number, writer: RegisteredSchema, payload: Buffer): T {
+  protected override read(schemaId: number, writer: RegisteredSchema, payload: Buffer): T {
     if (payload[0] !== 0) {
       throw new Error(
         `its Protobuf message indexes (schema id ${schemaId}) name a message other than the schema's first: ` +
@@ -44,7 +45,7 @@ export class ConfluentRegistryProtobufDeserializationSchema<T> extends RegistryD
 /** Protobuf values in Confluent's wire format under a registry subject, as the schema's first message type. */
 export class ConfluentRegistryProtobufSerializationSchema<T> extends RegistrySerializationSchema<T> {
   private constructor(subject: string, schema: string, registry: string | SchemaRegistryOptions, options?: RegistrySerializationOptions) {
-    super(subject, 'PROTOBUF', schema, registry, options);
+    super(subject, 'PROTOBUF', schema, registryClient(registry), options);
   }
 
   /** `schema` is the `.proto` text; `T` is a TypeScript type you declare to match its first message. */

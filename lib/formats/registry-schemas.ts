@@ -1,6 +1,5 @@
 import type { DeserializationSchema, SerializationSchema } from '../api/serialization.js';
-import { registryClient, type RegisteredSchema, type RegistryClient, type SchemaFormat, type SchemaRegistryOptions } from './registry.js';
-import { readWireFormat, schemaIdsOf, writeWireFormat } from './wire-format.js';
+import type { RegisteredSchema, SchemaFormat, SchemaId, SchemaSource, SchemaTarget } from './schema-source.js';
 
 const FORMAT_NAMES: Record<SchemaFormat, string> = { AVRO: 'Avro', PROTOBUF: 'Protobuf', JSON: 'JSON Schema' };
 
@@ -9,26 +8,22 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * Reads values in Confluent's wire format against a registry. Each batch's unknown schema ids
- * are looked up together before its first record is read (`prepare`), once per container; a
- * value that cannot be read fails alone, under the pipeline's bad-record policy.
+ * Reads values in a registry's wire format. Each batch's unknown schema ids are looked up
+ * together before its first record is read (`prepare`), once per container; a value that cannot
+ * be read fails alone, under the pipeline's bad-record policy.
  */
-export abstract class RegistryDeserializationSchema<T> implements DeserializationSchema<T> {
-  protected readonly registry: RegistryClient;
-
+export abstract class RegistryDeserializationSchema<T, Id extends SchemaId = number> implements DeserializationSchema<T> {
   protected constructor(
-    registry: string | SchemaRegistryOptions,
+    protected readonly registry: SchemaSource<Id>,
     private readonly format: SchemaFormat,
-  ) {
-    this.registry = registryClient(registry);
-  }
+  ) {}
 
   async prepare(values: readonly (Buffer | null)[]): Promise<void> {
-    await this.registry.prefetch(schemaIdsOf(values));
+    await this.registry.prefetch(this.registry.schemaIdsOf(values));
   }
 
   deserialize(value: Buffer | null): T {
-    const { schemaId, payload } = readWireFormat(value);
+    const { schemaId, payload } = this.registry.unframe(value);
     const writer = this.registry.schema(schemaId);
     if (writer.format !== this.format) {
       throw new Error(`its schema (id ${schemaId}) is ${FORMAT_NAMES[writer.format]}, and this deserializer reads ${FORMAT_NAMES[this.format]}`);
@@ -36,11 +31,13 @@ export abstract class RegistryDeserializationSchema<T> implements Deserializatio
     return this.read(schemaId, writer, payload);
   }
 
-  /** Decodes `payload`; its errors say what is wrong with it. */
-  protected abstract read(schemaId: number, writer: RegisteredSchema, payload: Buffer): T;
+  /** Decodes `payload` with its writer schema's codec; its errors say what is wrong with it. */
+  protected read(schemaId: Id, writer: RegisteredSchema, payload: Buffer): T {
+    return this.decoded(schemaId, () => writer.codec.fromBuffer(payload) as T);
+  }
 
   /** The payload's decoding, with a decoder's error turned into one that names the schema. */
-  protected decoded<R>(schemaId: number, decode: () => R): R {
+  protected decoded<R>(schemaId: Id, decode: () => R): R {
     try {
       return decode();
     } catch (error) {
@@ -58,23 +55,22 @@ export interface RegistrySerializationOptions {
 }
 
 /**
- * Writes values in Confluent's wire format under a registry subject. The schema's id is
- * registered or looked up once per container, when the sink opens, before its first element.
+ * Writes values in a registry's wire format under a name there (a Confluent subject, a Glue
+ * schema). The schema's id is registered or looked up once per container, when the sink opens,
+ * before its first element.
  */
-export abstract class RegistrySerializationSchema<T> implements SerializationSchema<T> {
-  private readonly registry: RegistryClient;
-  private writer: { id: number; schema: RegisteredSchema } | undefined;
+export abstract class RegistrySerializationSchema<T, Id extends SchemaId = number> implements SerializationSchema<T> {
+  private writer: { id: Id; schema: RegisteredSchema } | undefined;
   private opening: Promise<void> | undefined;
 
   protected constructor(
     readonly subject: string,
     private readonly format: SchemaFormat,
     private readonly schemaText: string,
-    registry: string | SchemaRegistryOptions,
+    private readonly registry: SchemaTarget<Id>,
     private readonly options: RegistrySerializationOptions = {},
   ) {
-    if (subject.trim() === '') throw new Error(`A ${FORMAT_NAMES[format]} serialization schema needs a subject, such as "orders-value"`);
-    this.registry = registryClient(registry);
+    if (subject.trim() === '') throw new Error(`A ${FORMAT_NAMES[format]} serialization schema needs a ${registry.nameKind}, such as "orders-value"`);
   }
 
   open(): Promise<void> {
@@ -86,17 +82,14 @@ export abstract class RegistrySerializationSchema<T> implements SerializationSch
   }
 
   private async lookUp(): Promise<void> {
-    const id =
-      this.options.autoRegister === false
-        ? await this.registry.idOf(this.subject, this.format, this.schemaText)
-        : await this.registry.register(this.subject, this.format, this.schemaText);
+    const id = await this.registry.idOf(this.subject, this.format, this.schemaText, this.options.autoRegister !== false);
     this.writer = { id, schema: this.registry.schema(id) };
   }
 
   serialize(element: T): Buffer {
     if (!this.writer) {
       throw new Error(
-        `The ${FORMAT_NAMES[this.format]} serialization schema of subject "${this.subject}" was not opened (in a PipelineTestHarness, send with sendAsync)`,
+        `The ${FORMAT_NAMES[this.format]} serialization schema of ${this.registry.nameKind} "${this.subject}" was not opened (in a PipelineTestHarness, send with sendAsync)`,
       );
     }
     const { id, schema } = this.writer;
@@ -104,11 +97,11 @@ export abstract class RegistrySerializationSchema<T> implements SerializationSch
     try {
       payload = this.write(schema, element);
     } catch (error) {
-      throw new Error(`the element does not fit the ${FORMAT_NAMES[this.format]} schema of subject "${this.subject}" (id ${id}): ${messageOf(error)}`, {
+      throw new Error(`the element does not fit the ${FORMAT_NAMES[this.format]} schema of ${this.registry.nameKind} "${this.subject}" (id ${id}): ${messageOf(error)}`, {
         cause: error,
       });
     }
-    return writeWireFormat(id, payload);
+    return this.registry.frame(id, payload);
   }
 
   protected write(schema: RegisteredSchema, element: T): Buffer {

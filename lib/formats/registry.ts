@@ -1,10 +1,16 @@
 import confluentSchemaRegistry from '@kafkajs/confluent-schema-registry';
+// The library's own codecs for a schema's text, so that a Glue schema reads and validates as a Confluent one does.
+import { schemaFromConfluentSchema } from '@kafkajs/confluent-schema-registry/dist/schemaTypeResolver.js';
+import type { PayloadCodec, RegisteredSchema, SchemaFormat, SchemaSource, SchemaTarget } from './schema-source.js';
+import { readWireFormat, schemaIdsOf, writeWireFormat, type WireRecord } from './wire-format.js';
 
 const { SchemaRegistry, SchemaType } = confluentSchemaRegistry;
 type SchemaRegistryClient = InstanceType<typeof SchemaRegistry>;
 
-/** The formats a Confluent-compatible registry holds, as it names them. */
-export type SchemaFormat = 'AVRO' | 'PROTOBUF' | 'JSON';
+/** The codec of a schema given as text (an Avro schema's JSON, a JSON Schema, a `.proto`). */
+export function codecFor(format: SchemaFormat, schema: string): PayloadCodec {
+  return schemaFromConfluentSchema({ type: SchemaType[format], schema });
+}
 
 /** How to reach a Confluent-compatible schema registry (Confluent's, Apicurio's `/apis/ccompat/v7`, Karapace, Redpanda). */
 export interface SchemaRegistryOptions {
@@ -25,17 +31,6 @@ export interface SchemaRegistryOptions {
 export interface RegistryCredentials {
   readonly username: string;
   readonly password: string;
-}
-
-/** A schema as the registry client parsed it: it reads and writes payloads. */
-export interface PayloadCodec {
-  toBuffer(payload: object): Buffer;
-  fromBuffer(payload: Buffer): unknown;
-}
-
-export interface RegisteredSchema {
-  readonly format: SchemaFormat;
-  readonly codec: PayloadCodec;
 }
 
 /** The registry could not be asked (unreachable, refused the credentials, failed): the batch fails, and is retried. */
@@ -96,7 +91,8 @@ export function registryClient(registry: string | SchemaRegistryOptions): Regist
  * The container's view of one registry: schemas by id, looked up once each (a lookup that
  * finds no schema is remembered too), and subjects' ids for the sinks.
  */
-export class RegistryClient {
+export class RegistryClient implements SchemaSource<number>, SchemaTarget<number> {
+  readonly nameKind = 'subject';
   private connected: { client: SchemaRegistryClient; credentials: RegistryCredentials | undefined } | undefined;
   private connecting: Promise<{ client: SchemaRegistryClient; credentials: RegistryCredentials | undefined }> | undefined;
   private readonly unknown = new Map<number, UnknownSchemaError>();
@@ -125,6 +121,22 @@ export class RegistryClient {
       return this.connected;
     })();
     return this.connecting;
+  }
+
+  schemaIdsOf(values: readonly (Buffer | null)[]): Set<number> {
+    return schemaIdsOf(values);
+  }
+
+  unframe(value: Buffer | null): WireRecord {
+    return readWireFormat(value);
+  }
+
+  frame(id: number, payload: Buffer): Buffer {
+    return writeWireFormat(id, payload);
+  }
+
+  idOf(subject: string, format: SchemaFormat, schema: string, register: boolean): Promise<number> {
+    return register ? this.register(subject, format, schema) : this.registeredId(subject, format, schema);
   }
 
   /** Looks up the ids not yet known, together. */
@@ -166,7 +178,7 @@ export class RegistryClient {
    * The registry applies the subject's compatibility rule; Sluice neither sets nor demands one
    * (the client library's `register` insists on its own, so this request is made here).
    */
-  async register(subject: string, format: SchemaFormat, schema: string): Promise<number> {
+  private async register(subject: string, format: SchemaFormat, schema: string): Promise<number> {
     const what = `register the schema under subject "${subject}"`;
     const { url, retries = 3 } = this.options;
     const { client, credentials } = await this.connect();
@@ -209,7 +221,7 @@ export class RegistryClient {
   }
 
   /** The id `schema` already has under `subject`, for a sink that may not register. */
-  async idOf(subject: string, format: SchemaFormat, schema: string): Promise<number> {
+  private async registeredId(subject: string, format: SchemaFormat, schema: string): Promise<number> {
     const { client } = await this.connect();
     try {
       const id = await client.getRegistryIdBySchema(subject, { type: SchemaType[format], schema });

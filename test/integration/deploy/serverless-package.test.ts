@@ -283,25 +283,39 @@ describe('sluice deploy --package-only', () => {
     }
   }, 300_000);
 
-  it('gives the processors the schema registry and its secret, and only they may read it', async () => {
+  it('gives the processors the schema registries, a registry secret and a Glue registry, and only they may use them', async () => {
     const secret = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:registry-AbC123';
     const url = 'https://registry.example.com:8081';
-    const { template } = await packageFor('examples/order-aggregation-avro.ts', 'msk', {}, { schemaRegistryUrl: url, schemaRegistrySecretArn: secret });
+    const { template } = await packageFor('examples/order-aggregation-avro.ts', 'msk', {}, { schemaRegistryUrl: url, schemaRegistrySecretArn: secret, glueSchemaRegistryName: 'orders-registry' });
     const functions = ofType(template, 'AWS::Lambda::Function');
     const processors = functions.filter(([name]) => /^Processor/.test(name));
     expect(processors.length).toBeGreaterThan(0);
     for (const [name, fn] of functions) {
       const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       if (processors.some(([processor]) => processor === name)) {
-        expect(variables, name).toMatchObject({ SCHEMA_REGISTRY_URL: url, SCHEMA_REGISTRY_SECRET_ARN: secret });
+        expect(variables, name).toMatchObject({ SCHEMA_REGISTRY_URL: url, SCHEMA_REGISTRY_SECRET_ARN: secret, GLUE_SCHEMA_REGISTRY_NAME: 'orders-registry' });
       } else {
         expect(variables.SCHEMA_REGISTRY_SECRET_ARN, name).toBeUndefined();
+        expect(variables.GLUE_SCHEMA_REGISTRY_NAME, name).toBeUndefined();
       }
     }
     for (const [name, role] of ofType(template, 'AWS::IAM::Role')) {
       const statements = (role.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
       const reads = statements.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
       expect(reads, name).toEqual(/^Processor/.test(name) ? [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secret] }] : []);
+      const glue = statements.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('glue:')));
+      const glueArn = (resource: string) => ({ 'Fn::Sub': `arn:\${AWS::Partition}:glue:\${AWS::Region}:\${AWS::AccountId}:${resource}` });
+      expect(glue, name).toEqual(
+        /^Processor/.test(name)
+          ? [
+              {
+                Effect: 'Allow',
+                Action: ['glue:GetSchemaVersion', 'glue:GetSchemaByDefinition', 'glue:RegisterSchemaVersion', 'glue:CreateSchema'],
+                Resource: [glueArn('registry/orders-registry'), glueArn('schema/orders-registry/*')],
+              },
+            ]
+          : [],
+      );
     }
   }, 300_000);
 

@@ -101,11 +101,26 @@ describe('decodeKafkaEvent', () => {
     expect(second?.value).toEqual(decodeKafkaEvent(broken(() => undefined)).partitions[0]?.records[1]?.value);
   });
 
+  it('restores the AWS Glue wire format of a record the mapping validated against a Glue registry', () => {
+    const payload = Buffer.from([0x02, 0x61, 0x14]);
+    const versionId = 'a1b2c3d4-0000-4000-8000-123456789abc';
+    const decoded = decodeKafkaEvent(
+      broken((_, orders) => {
+        at(orders, 0).value = payload.toString('base64');
+        at(orders, 0).valueSchemaMetadata = { dataFormat: 'AVRO', schemaId: versionId };
+      }),
+    );
+    const value = decoded.partitions[0]?.records[0]?.value;
+    expect(value?.subarray(0, 2)).toEqual(Buffer.from([3, 0]));
+    expect(value?.subarray(2, 18).toString('hex')).toBe(versionId.replaceAll('-', ''));
+    expect(value?.subarray(18)).toEqual(payload);
+  });
+
   const malformed: [string, (event: RawEvent, orders: Record<string, unknown>[]) => unknown, RegExp][] = [
     [
-      'a schema id from an AWS Glue registry',
-      (_, orders) => (at(orders, 0).valueSchemaMetadata = { dataFormat: 'AVRO', schemaId: 'a1b2c3d4-0000-4000-8000-123456789abc' }),
-      /records\["orders-0"\]\[0\]\.valueSchemaMetadata\.schemaId is "a1b2c3d4-.*", not a Confluent schema id: .*for an AWS Glue registry, remove the mapping's schema registry configuration/,
+      'a schema id of neither registry',
+      (_, orders) => (at(orders, 0).valueSchemaMetadata = { dataFormat: 'AVRO', schemaId: 'orders-value' }),
+      /records\["orders-0"\]\[0\]\.valueSchemaMetadata\.schemaId is "orders-value", neither a Confluent schema id \(a number\) nor an AWS Glue schema version id \(a UUID\)/,
     ],
     [
       'a Protobuf record the mapping validated',
