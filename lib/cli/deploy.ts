@@ -40,8 +40,10 @@ const PLACEHOLDER_PARAMS: Record<string, string> = {
 const DEFAULT_PARAMS: Record<string, string | number> = {
   // IAM (MSK IAM auth), SCRAM (SASL/SCRAM-SHA-512, credentials in Secrets Manager) or TLS.
   kafkaAuth: 'IAM',
-  // The triggers' batching, where the pipeline does not set it (env.setEventSourceMapping).
-  batchSize: 500,
+  // The triggers' batching, where the pipeline does not set it (env.setEventSourceMapping): a
+  // batch waits at most the window, and grows with the rate up to Lambda's 10,000 records (and
+  // 6 MB), so that a batch's fixed requests are spread over more records as the rate rises.
+  batchSize: 10_000,
   batchingWindowSeconds: 1,
   snapshotRetentionDays: 7,
   // OffsetLagAlarm of each processor: the most records its input may fall behind for 15 minutes.

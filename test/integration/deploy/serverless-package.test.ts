@@ -47,7 +47,9 @@ describe('sluice deploy --package-only', () => {
     expect(mapping?.[1].Properties).toMatchObject({
       Topics: ['orders'],
       StartingPosition: 'TRIM_HORIZON',
-      BatchSize: 500,
+      // Batches grow with the rate up to Lambda's largest, and wait at most a second.
+      BatchSize: 10000,
+      MaximumBatchingWindowInSeconds: 1,
       AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'order-aggregation-dev' },
     });
     expect(repartitionMapping?.[1].Properties).toMatchObject({ Topics: ['order-aggregation-dev-keyBy-repartition'] });
