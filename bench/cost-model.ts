@@ -28,69 +28,176 @@ export const PRICES = {
 const COORDINATOR_HOURLY = 0.25 * (55 / 60) * 3600 * PRICES.lambdaArmGbSecond + 3600 * PRICES.dynamoReadUnit;
 /** Items a BatchGetItem reads: the categories a batch touches (20 in the benchmark). */
 const ITEMS_PER_BATCH_GET = 20;
+/** Lambda's largest batch, and the largest payload an invocation takes. */
+const MAX_BATCH = 10_000;
+const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
+/** What one provisioned event poller handles (AWS's Kafka scaling-modes page). */
+const POLLER_BYTES_PER_SECOND = 5 * 1024 * 1024;
+/**
+ * What a checkpoint requests, by docs/PROTOCOL.md's counts rather than measured: per shard, one
+ * read of its record; per checkpoint, the coordinator's writes of its record (trigger, complete),
+ * the manifest's read and its two writes (complete, then again after the commit function's
+ * merges), and one commit-function invocation.
+ */
+const CHECKPOINT = { recordReadsPerShard: 1, recordWrites: 2, manifestGets: 1, manifestPuts: 2, commitInvocationMs: 100 };
+/**
+ * The merges' reads and writes per delta object, amortized (docs/PROTOCOL.md, "Incremental"):
+ * a merge at level L reads 8 objects and writes one, once every 8^L deltas, so over the levels
+ * a delta costs 8/7 GETs and 1/7 PUTs.
+ */
+const MERGE_PER_DELTA = { gets: 8 / 7, puts: 1 / 7 };
+
+/** What the handler phase measured of one batch size: one batch's modelled billed duration and its requests. */
+export interface BatchCost {
+  readonly batchSize: number;
+  /** Billed ms of one batch at the model's memory size (bench/critical-path.ts). */
+  readonly billedMs: number;
+  /** DynamoDB and S3 requests of one batch, by operation. */
+  readonly requests: Readonly<Record<string, number>>;
+}
 
 export interface CostInputs {
-  /** The processor's modelled billed duration of a batch of `batchSize` records (bench/critical-path.ts), at `memoryMb`. */
-  readonly billedMsPerBatch: number;
   readonly memoryMb: number;
+  /** The handler phase's batch sizes (100, 1,000 and 10,000), any order. */
+  readonly batches: readonly BatchCost[];
+  /** Shards of the input: the source topics' partitions. */
+  readonly shards: number;
+  readonly recordBytes: number;
+  /** How long the mapping gathers a shard's records before it invokes (the latency goal's share). */
+  readonly batchingWindowS: number;
+  readonly checkpointIntervalS: number;
+  /** What a container's start adds to its first batch, billed ms (bench:cold-start, beside a warm batch). */
+  readonly initBilledMs: number;
+  /** Container starts per shard an hour: an assumption (Lambda recycles containers after hours it does not publish). */
+  readonly coldStartsPerShardHour: number;
+  /** Flink EXACTLY_ONCE's measured records/s per core. */
   readonly flinkRecordsPerCpuSecond: number;
-  readonly requests: Readonly<Record<string, number>>;
-  readonly records: number;
-  readonly batchSize: number;
 }
 
 export interface CostRow {
   readonly rate: number;
-  readonly sluice: { lambda: number; coordinator: number; dynamodb: number; s3: number; msk: number; total: number };
-  readonly flink: { kpus: number; flink: number; msk: number; total: number };
+  /** The batch the deployment runs at this rate: a shard's records in one batching window, within Lambda's limits. */
+  readonly batchSize: number;
+  /** Provisioned event pollers the rate would take (each 5 MB/s); the model prices on-demand polling, which MSK does not bill. */
+  readonly pollers: number;
+  readonly sluice: { lambda: number; init: number; coordinator: number; dynamodb: number; s3: number; checkpoints: number; total: number };
+  readonly flink: { kpus: number; total: number };
+  /** The cluster, the same for both, in no total and no ratio. */
+  readonly cluster: number;
+  /** Sluice's total ÷ Flink's, the cluster excluded. */
+  readonly ratio: number;
 }
 
-export function costModel(inputs: CostInputs): CostRow[] {
-  const perRecord = (op: string) => (inputs.requests[op] ?? 0) / inputs.records;
+/** One batch's cost at `size`, linear between the measured sizes nearest it (and past the ends, along the nearest two). */
+export function batchCostAt(batches: readonly BatchCost[], size: number): BatchCost {
+  const sorted = [...batches].sort((a, b) => a.batchSize - b.batchSize);
+  if (sorted.length === 0) throw new Error('The cost model needs the handler phase: no batch size was measured');
+  if (sorted.length === 1) return { ...(sorted[0] as BatchCost), batchSize: size };
+  let index = sorted.findIndex((batch) => batch.batchSize >= size);
+  index = index <= 0 ? 1 : index;
+  const [low, high] = [sorted[index - 1] as BatchCost, sorted[index] as BatchCost];
+  const at = (a: number, b: number) => Math.max(0, a + ((b - a) * (size - low.batchSize)) / (high.batchSize - low.batchSize));
+  const operations = new Set([...Object.keys(low.requests), ...Object.keys(high.requests)]);
+  return {
+    batchSize: size,
+    billedMs: at(low.billedMs, high.billedMs),
+    requests: Object.fromEntries([...operations].map((op) => [op, at(low.requests[op] ?? 0, high.requests[op] ?? 0)])),
+  };
+}
+
+/** The batch a deployment runs at `rate` records/s: a shard's records in one window, within Lambda's 10,000 records and 6 MB. */
+export function batchSizeAt(rate: number, inputs: Pick<CostInputs, 'shards' | 'batchingWindowS' | 'recordBytes'>): number {
+  const perWindow = Math.round((rate / inputs.shards) * inputs.batchingWindowS);
+  return Math.max(1, Math.min(MAX_BATCH, Math.floor(MAX_PAYLOAD_BYTES / inputs.recordBytes), perWindow));
+}
+
+export const MODELLED_RATES = [1_000, 10_000, 100_000] as const;
+
+export function costModel(inputs: CostInputs, rates: readonly number[] = MODELLED_RATES): CostRow[] {
   const million = 1e6;
-  return [1_000, 10_000, 100_000].map((rate) => {
-    const gbSecondsPerRecord = (inputs.billedMsPerBatch / 1_000 / inputs.batchSize) * (inputs.memoryMb / 1_024);
-    const lambda = million * (gbSecondsPerRecord * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest / inputs.batchSize);
-    const reads = perRecord('DynamoDB.GetItem') + perRecord('DynamoDB.BatchGetItem') * ITEMS_PER_BATCH_GET;
-    const dynamodb = million * (perRecord('DynamoDB.PutItem') * PRICES.dynamoWriteUnit + reads * PRICES.dynamoReadUnit);
-    const s3 = million * ((perRecord('S3.PutObject') + perRecord('S3.ListObjects')) * PRICES.s3Put + perRecord('S3.GetObject') * PRICES.s3Get);
+  const gb = inputs.memoryMb / 1_024;
+  return rates.map((rate) => {
+    const batchSize = batchSizeAt(rate, inputs);
+    const batch = batchCostAt(inputs.batches, batchSize);
+    const batches = million / batchSize;
+    const requests = (op: string) => batches * (batch.requests[op] ?? 0);
     const hours = million / (rate * 3600);
+    const lambda = batches * ((batch.billedMs / 1_000) * gb * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest);
+    const init = hours * inputs.shards * inputs.coldStartsPerShardHour * (inputs.initBilledMs / 1_000) * gb * PRICES.lambdaArmGbSecond;
+    const reads = requests('DynamoDB.GetItem') + requests('DynamoDB.BatchGetItem') * ITEMS_PER_BATCH_GET;
+    const dynamodb = requests('DynamoDB.PutItem') * PRICES.dynamoWriteUnit + reads * PRICES.dynamoReadUnit;
+    const deltas = requests('S3.PutObject');
+    const s3 =
+      (deltas + requests('S3.ListObjects') + deltas * MERGE_PER_DELTA.puts) * PRICES.s3Put + (requests('S3.GetObject') + deltas * MERGE_PER_DELTA.gets) * PRICES.s3Get;
+    const checkpoints = ((hours * 3600) / inputs.checkpointIntervalS) * checkpointCost(inputs.shards, inputs.memoryMb);
     const coordinator = hours * COORDINATOR_HOURLY;
-    const msk = hours * PRICES.mskBrokerHour * PRICES.mskBrokers;
+    const pollers = Math.ceil((rate * inputs.recordBytes) / POLLER_BYTES_PER_SECOND);
     const kpus = Math.ceil(rate / Math.max(inputs.flinkRecordsPerCpuSecond, 1)) + 1;
     const flink = hours * kpus * PRICES.flinkKpuHour;
+    const total = lambda + init + coordinator + dynamodb + s3 + checkpoints;
     return {
       rate,
-      sluice: { lambda, coordinator, dynamodb, s3, msk, total: lambda + coordinator + dynamodb + s3 + msk },
-      flink: { kpus, flink, msk, total: flink + msk },
+      batchSize,
+      pollers,
+      sluice: { lambda, init, coordinator, dynamodb, s3, checkpoints, total },
+      flink: { kpus, total: flink },
+      cluster: hours * PRICES.mskBrokerHour * PRICES.mskBrokers,
+      ratio: total / flink,
     };
   });
 }
 
-export function formatCostModel(rows: readonly CostRow[], inputs: Pick<CostInputs, 'billedMsPerBatch' | 'memoryMb' | 'batchSize'>): string {
+/** One checkpoint's dollars: its record reads per shard, the coordinator's writes, the manifest, the commit function. */
+export function checkpointCost(shards: number, memoryMb: number): number {
+  return (
+    (shards * CHECKPOINT.recordReadsPerShard) * PRICES.dynamoReadUnit +
+    CHECKPOINT.recordWrites * PRICES.dynamoWriteUnit +
+    CHECKPOINT.manifestGets * PRICES.s3Get +
+    CHECKPOINT.manifestPuts * PRICES.s3Put +
+    (CHECKPOINT.commitInvocationMs / 1_000) * (memoryMb / 1_024) * PRICES.lambdaArmGbSecond +
+    PRICES.lambdaRequest
+  );
+}
+
+/** The lines a script reads: `Sluice ÷ Managed Flink, cluster excluded, 100,000 records/s: 0.87`. */
+export function ratioLines(rows: readonly CostRow[]): string {
+  return rows.map((row) => `Sluice ÷ Managed Flink, cluster excluded, ${row.rate.toLocaleString('en')} records/s: ${row.ratio.toFixed(2)}`).join('\n');
+}
+
+export function formatCostModel(rows: readonly CostRow[], inputs: CostInputs, flinkNote: string): string {
   const usd = (value: number) => `$${value.toFixed(4)}`;
+  const measured = [...inputs.batches].sort((a, b) => a.batchSize - b.batchSize);
   return `## Cost model: dollars per million records
 
-Prices: ${PRICES.asOf} — Lambda arm64 $${PRICES.lambdaArmGbSecond}/GB-s and $0.20 per million requests; DynamoDB
-on-demand $0.625 per million writes and $0.125 per million reads; S3 $0.005 per 1,000 PUT/LIST and $0.0004 per 1,000
-GET; MSK ${PRICES.mskBrokers} × kafka.m7g.large at $${PRICES.mskBrokerHour}/h; Managed Service for Apache Flink
-$${PRICES.flinkKpuHour} per KPU-hour (1 vCPU, 4 GB) plus one KPU per application.
+Prices: ${PRICES.asOf} — Lambda arm64 $${PRICES.lambdaArmGbSecond}/GB-s and $0.20 per million requests (INIT billed
+as duration, as AWS bills it since August 2025); DynamoDB on-demand $0.625 per million writes and $0.125 per million
+reads; S3 $0.005 per 1,000 PUT/LIST and $0.0004 per 1,000 GET; MSK ${PRICES.mskBrokers} × kafka.m7g.large at
+$${PRICES.mskBrokerHour}/h; Managed Service for Apache Flink $${PRICES.flinkKpuHour} per KPU-hour (1 vCPU, 4 GB) plus one KPU per application.
 
-Assumptions: Sluice's Lambda time is the processor's modelled billed duration of a batch of
-${inputs.batchSize.toLocaleString('en')}, ${inputs.billedMsPerBatch} ms at ${inputs.memoryMb.toLocaleString('en')} MB (the handler table: its own CPU, not the emulators', plus its
-round trips at assumed AWS latencies; warm containers); DynamoDB and S3 requests per record as
-measured over the throughput run; the coordinator function, 256 MB running 55 s of each minute, costs $${COORDINATOR_HOURLY.toFixed(4)} an hour; a BatchGetItem reads ${ITEMS_PER_BATCH_GET} items. Flink needs as many KPUs as its measured records/s per
-core implies. The cluster costs the same for both.
+How each rate is deployed, as the template does by default: ${inputs.shards} shards, a batching window of ${inputs.batchingWindowS} s and
+batches of up to ${MAX_BATCH.toLocaleString('en')} records, so a batch is a shard's records of one window, within 6 MB; checkpoints every
+${inputs.checkpointIntervalS} s; ${inputs.memoryMb.toLocaleString('en')} MB.
+A batch's billed duration and requests are the handler phase's at the nearest measured sizes
+(${measured.map((b) => `${b.batchSize.toLocaleString('en')}: ${b.billedMs} ms and ${Object.values(b.requests).reduce((n, c) => n + c, 0).toFixed(1)} requests`).join('; ')}),
+linear between them. INIT: ${inputs.initBilledMs} ms billed per container start (bench:cold-start, beside a warm batch),
+${inputs.coldStartsPerShardHour} start per shard an hour (assumed). Checkpoints by docs/PROTOCOL.md's counts: ${usd(checkpointCost(inputs.shards, inputs.memoryMb) * 1e3)} per thousand
+checkpoints of ${inputs.shards} shards, and the merges' reads and writes per delta. Polling: on-demand, which Lambda does not
+bill for MSK; the pollers column is what provisioned mode would hold (5 MB/s each), not priced here.
+Flink: KPUs from its measured records/s per core, ${Math.round(inputs.flinkRecordsPerCpuSecond).toLocaleString('en')} (${flinkNote}).
+The cluster is the same for both, in its own column and in no total.
 
-| records/s | Sluice Lambda | coordinator | DynamoDB | S3 | MSK | **Sluice total** | Flink KPUs | Flink | MSK | **Flink total** |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| records/s | batch | Lambda | INIT | coordinator | DynamoDB | S3 | checkpoints | **Sluice** | Flink KPUs | **Flink** | Sluice ÷ Flink | pollers | cluster |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows
   .map(
     (r) =>
-      `| ${r.rate.toLocaleString('en')} | ${usd(r.sluice.lambda)} | ${usd(r.sluice.coordinator)} | ${usd(r.sluice.dynamodb)} | ${usd(r.sluice.s3)} | ${usd(r.sluice.msk)} | ` +
-      `**${usd(r.sluice.total)}** | ${r.flink.kpus} | ${usd(r.flink.flink)} | ${usd(r.flink.msk)} | **${usd(r.flink.total)}** |`,
+      `| ${r.rate.toLocaleString('en')} | ${r.batchSize.toLocaleString('en')} | ${usd(r.sluice.lambda)} | ${usd(r.sluice.init)} | ${usd(r.sluice.coordinator)} | ` +
+      `${usd(r.sluice.dynamodb)} | ${usd(r.sluice.s3)} | ${usd(r.sluice.checkpoints)} | **${usd(r.sluice.total)}** | ${r.flink.kpus} | **${usd(r.flink.total)}** | ` +
+      `${r.ratio.toFixed(2)} | ${r.pollers} | ${usd(r.cluster)} |`,
   )
   .join('\n')}
+
+${ratioLines(rows)}
 `;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costModel, idleCostPerMonth, PRICES, SEED_DEPLOYMENT_IDLE } from '../../../bench/cost-model.js';
+import { batchCostAt, batchSizeAt, costModel, idleCostPerMonth, MODELLED_RATES, PRICES, ratioLines, SEED_DEPLOYMENT_IDLE } from '../../../bench/cost-model.js';
 
 describe('the idle cost of a deployed pipeline', () => {
   it('is its storage and monitoring alone at rest: no function runs', () => {
@@ -14,10 +14,60 @@ describe('the idle cost of a deployed pipeline', () => {
 });
 
 describe('the cost of a million records', () => {
-  it('bills Sluice’s Lambda by the modelled duration of a batch at the deployed memory size', () => {
-    const [atThousand] = costModel({ billedMsPerBatch: 60, memoryMb: 1_024, batchSize: 1_000, flinkRecordsPerCpuSecond: 50_000, requests: {}, records: 1_000 });
-    // 60 ms of 1 GB for 1,000 records: 0.06 GB-s per thousand, and one request per thousand.
-    expect(atThousand?.sluice.lambda).toBeCloseTo(1e6 * ((0.06 / 1_000) * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest / 1_000), 10);
-    expect(atThousand?.flink.kpus).toBe(2);
+  const batches = [
+    { batchSize: 100, billedMs: 12, requests: { 'DynamoDB.GetItem': 1, 'DynamoDB.PutItem': 3, 'S3.PutObject': 1 } },
+    { batchSize: 1_000, billedMs: 40, requests: { 'DynamoDB.GetItem': 1, 'DynamoDB.PutItem': 3, 'S3.PutObject': 1 } },
+    { batchSize: 10_000, billedMs: 400, requests: { 'DynamoDB.GetItem': 1, 'DynamoDB.PutItem': 4, 'S3.PutObject': 1 } },
+  ];
+  const inputs = {
+    memoryMb: 1_024,
+    batches,
+    shards: 4,
+    recordBytes: 200,
+    batchingWindowS: 1,
+    checkpointIntervalS: 60,
+    initBilledMs: 400,
+    coldStartsPerShardHour: 1,
+    flinkRecordsPerCpuSecond: 50_000,
+  };
+
+  it('runs the batch a deployment would at each rate: a shard\'s records of one window, within Lambda\'s 10,000 and 6 MB', () => {
+    expect(MODELLED_RATES.map((rate) => batchSizeAt(rate, inputs))).toEqual([250, 2_500, 10_000]);
+    expect(batchSizeAt(100_000, { ...inputs, recordBytes: 2_048 })).toBe(3_072);
+    expect(batchSizeAt(1, inputs)).toBe(1);
+  });
+
+  it('takes a batch\'s duration and requests from the measured sizes nearest it, linearly', () => {
+    const between = batchCostAt(batches, 5_500);
+    expect(between.billedMs).toBeCloseTo(220, 6);
+    expect(between.requests['DynamoDB.PutItem']).toBeCloseTo(3.5, 6);
+    // Below the smallest, along the two smallest, never below nothing.
+    expect(batchCostAt(batches, 10).billedMs).toBeCloseTo(12 - (28 * 90) / 900, 6);
+    expect(batchCostAt([{ batchSize: 100, billedMs: 100, requests: {} }, { batchSize: 200, billedMs: 300, requests: {} }], 10).billedMs).toBe(0);
+  });
+
+  it('bills each batch\'s duration and request, spreads the fixed requests of a batch over its records, and keeps the cluster out of the ratio', () => {
+    const [low, , high] = costModel(inputs);
+    if (!low || !high) throw new Error('three rates');
+    const batch = batchCostAt(batches, 250);
+    expect(low.sluice.lambda).toBeCloseTo((1e6 / 250) * ((batch.billedMs / 1_000) * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest), 10);
+    expect(low.sluice.dynamodb).toBeCloseTo((1e6 / 250) * (3 * PRICES.dynamoWriteUnit + PRICES.dynamoReadUnit), 10);
+    // A batch of 10,000 pays its fixed requests once for forty times the records.
+    expect(high.sluice.dynamodb).toBeLessThan(low.sluice.dynamodb / 30);
+    for (const row of [low, high]) {
+      expect(row.cluster).toBeCloseTo((1e6 / (row.rate * 3600)) * PRICES.mskBrokerHour * PRICES.mskBrokers, 10);
+      expect(row.sluice.total).toBeCloseTo(Object.entries(row.sluice).reduce((sum, [part, value]) => (part === 'total' ? sum : sum + value), 0), 12);
+      expect(row.ratio).toBeCloseTo(row.sluice.total / row.flink.total, 12);
+    }
+    // INIT: 4 shards start once an hour, 400 ms at 1 GB each.
+    expect(low.sluice.init).toBeCloseTo((1e6 / 3.6e6) * 4 * 0.4 * PRICES.lambdaArmGbSecond, 12);
+    expect(high.flink.kpus).toBe(3);
+    expect(high.pollers).toBe(4);
+  });
+
+  it('prints one ratio line a rate, for scripts', () => {
+    const rows = costModel(inputs);
+    expect(ratioLines(rows).split('\n')).toEqual(rows.map((row) => `Sluice ÷ Managed Flink, cluster excluded, ${row.rate.toLocaleString('en')} records/s: ${row.ratio.toFixed(2)}`));
+    expect(ratioLines(rows)).toMatch(/^Sluice ÷ Managed Flink, cluster excluded, 100,000 records\/s: \d+\.\d\d$/m);
   });
 });
