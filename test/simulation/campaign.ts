@@ -48,6 +48,7 @@ export function replayCommand(config: ScheduleConfig): string {
   if (config.restore) flags.push('--restores');
   if (config.outputCommit !== drawn.outputCommit) flags.push(`--output-commit ${config.outputCommit}`);
   if (config.tickGrace !== drawn.tickGrace) flags.push(config.tickGrace ? '--tick-grace' : '--no-tick-grace');
+  if (config.kafkaErrors !== drawn.kafkaErrors) flags.push(`--kafka-errors ${config.kafkaErrors}`);
   return `npm run simulate -- ${flags.join(' ')}`;
 }
 

@@ -9,7 +9,7 @@ import { rollbacksPending } from '../../lib/runtime/rollback-requests.js';
 import { OutputPastSnapshotError, RestoreInterruptedError, restoreSnapshot, SavepointNotReadyError, writeSavepoint } from '../../lib/runtime/savepoints.js';
 import { listShards, type ShardTarget } from '../../lib/runtime/shard-record.js';
 import type { LambdaEnvironment } from './lambda.js';
-import { Crash, ServiceUnavailable } from './scheduler.js';
+import { Crash, KafkaRequestRefused, KafkaRequestTimedOut, ServiceUnavailable } from './scheduler.js';
 import { inputRead, restHolds } from './stopping.js';
 import { countFailure, type World } from './twins.js';
 
@@ -126,7 +126,8 @@ export class Operator {
         (error: unknown) => {
           countFailure(this.world, error);
           // Run again, as its operator would, unless it refused; or first let the triggers run a while.
-          if (error instanceof Crash || error instanceof ServiceUnavailable || error instanceof RestoreInterruptedError) this.enter('stopped');
+          const transient = [Crash, ServiceUnavailable, KafkaRequestRefused, KafkaRequestTimedOut, RestoreInterruptedError].some((kind) => error instanceof kind);
+          if (transient) this.enter('stopped');
           else if (error instanceof SavepointNotReadyError || error instanceof OutputPastSnapshotError) {
             this.enter('before');
             this.notBefore = sim.steps + 300;

@@ -7,7 +7,9 @@
 // pipeline instead of the drawn one. `--restores` lets a tenth of the schedules take a savepoint
 // and restore it mid-run, half of them into a grown source. `--output-commit on-checkpoint|per-batch`
 // runs every schedule with that output commit instead of the drawn one; `--tick-grace` and
-// `--no-tick-grace` make every schedule's coordinator tick lagging shards after a period, or at once.
+// `--no-tick-grace` make every schedule's coordinator tick lagging shards after a period, or at once;
+// `--kafka-errors R` makes R of each invocation's Kafka requests fail (refused, or timed out after
+// the broker applied them), instead of the drawn rate.
 // `--ledger FILE` keeps a ledger of the run (test/simulation/ledger.ts): run again with the same
 // flags, it resumes after the seeds that have run, as long as the simulated code is the same;
 // a release run of a million schedules goes on over as many sittings as it takes. Keep a release
@@ -37,6 +39,7 @@ const { values } = parseArgs({
     'output-commit': { type: 'string' },
     'tick-grace': { type: 'boolean' },
     'no-tick-grace': { type: 'boolean' },
+    'kafka-errors': { type: 'string' },
     ledger: { type: 'string' },
   },
 });
@@ -46,6 +49,15 @@ function wholeNumber(name: string, text: string | undefined): number | undefined
   const value = Number(text);
   if (!Number.isSafeInteger(value) || value < 0) {
     process.stderr.write(`--${name} takes a whole number, not ${text}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+function rate(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || value > 1) {
+    process.stderr.write(`--${name} takes a rate from 0 to 1, not ${text}\n`);
     process.exit(2);
   }
   return value;
@@ -79,6 +91,7 @@ const overrides = {
   ...(values.restores ? { restores: true } : {}),
   ...(commit === undefined ? {} : { outputCommit: commit }),
   ...(values['tick-grace'] ? { tickGrace: true } : values['no-tick-grace'] ? { tickGrace: false } : {}),
+  ...(values['kafka-errors'] === undefined ? {} : { kafkaErrors: rate('kafka-errors', values['kafka-errors']) }),
 };
 
 if (values.replay !== undefined) {
@@ -148,7 +161,8 @@ function summary(ran: number, durationMs: number, totals: Readonly<Record<string
     `invocations, ${totals.checkpoints ?? 0} checkpoints, ${totals.rests ?? 0} rests, ${totals.rollbacks ?? 0} rollbacks, ${totals.restores ?? 0} restores; ` +
     `injected ${totals.crashes ?? 0} crashes, ` +
     `${totals.outages ?? 0} coordinator outages, ` +
-    `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests; ` +
+    `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests, ` +
+    `${totals.kafkaErrors ?? 0} Kafka requests failed (${totals['error KafkaRequestRefused'] ?? 0} refused, ${totals['error KafkaRequestTimedOut'] ?? 0} timed out); ` +
     `${totals.nestedAborts ?? 0} nested aborted output transactions read past\n` +
     `${ran - failed} passed, ${failed} failed\n`
   );

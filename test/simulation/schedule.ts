@@ -42,6 +42,8 @@ export interface ScheduleConfig {
   readonly tickGrace: boolean;
   /** How the shard store packs keys: half the schedules pack a few bytes to an item and spill small states, so that buckets split and keys move between packs and items of their own all the time. */
   readonly packing: PackOptions;
+  /** Per Kafka request of an invocation in the fault phase: a refused or timed-out request (scheduler.ts). */
+  readonly kafkaErrors: number;
   /** The processor's internal limits: half the schedules draw small ones, as FoundationDB's BUGGIFY does, so that their edges are reached. */
   readonly limits: Partial<ProcessorLimits>;
 }
@@ -78,6 +80,7 @@ export function drawSchedule(seed: number, { restores = false, ...overrides }: S
     tickGrace: tickGraceOf(seed),
     packing: packingOf(seed),
     limits: limitsOf(seed),
+    kafkaErrors: kafkaErrorsOf(seed),
   };
   const config = { ...drawn, ...focusOf(seed, drawn.faults), ...overrides };
   const restore = restores ? restoreOf(seed) : undefined;
@@ -102,6 +105,16 @@ function restoreOf(seed: number): ScheduleConfig['restore'] {
  */
 function outputCommitOf(seed: number): OutputCommit {
   return seededRandom(seed * 6_151 + 29)() < 0.5 ? OutputCommit.PER_BATCH : OutputCommit.ON_CHECKPOINT;
+}
+
+/**
+ * A third of the schedules meet Kafka requests that fail: refused before the broker applied
+ * them, or timed out after. Drawn from a stream of its own; the pinned seeds run without, as
+ * they were found.
+ */
+function kafkaErrorsOf(seed: number): number {
+  const random = seededRandom(seed * 5_851 + 43);
+  return random() < 1 / 3 ? (random() < 0.5 ? 0.01 : 0.04) : 0;
 }
 
 /**

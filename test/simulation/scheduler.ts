@@ -15,6 +15,35 @@ export class ServiceUnavailable extends Error {
   override readonly name = 'ServiceUnavailable';
 }
 
+/**
+ * A Kafka request the client gave up on, its retries spent, that the broker never applied: a
+ * partition leader or transaction coordinator moving (NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR,
+ * COORDINATOR_NOT_AVAILABLE), CONCURRENT_TRANSACTIONS past the retries, a connection dropped
+ * before the request went out.
+ */
+export class KafkaRequestRefused extends Error {
+  override readonly name = 'KafkaRequestRefused';
+}
+
+/** A Kafka request whose answer never came: the broker applied it, and the client cannot know (a request timeout, a connection dropped mid-answer). */
+export class KafkaRequestTimedOut extends Error {
+  override readonly name = 'KafkaRequestTimedOut';
+}
+
+/**
+ * What the broker says when it refuses a request without acting on it (Kafka's
+ * TransactionCoordinator and ReplicaManager). Not InitProducerId's CONCURRENT_TRANSACTIONS: over
+ * an ongoing transaction the coordinator aborts it and bumps the epoch before it answers so,
+ * which is a request applied and its answer lost ({@link KafkaRequestTimedOut}).
+ */
+const REFUSALS: Readonly<Record<string, readonly string[]>> = {
+  EndTxn: ['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE', 'CONCURRENT_TRANSACTIONS'],
+  InitProducerId: ['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE'],
+  DescribeTransactions: ['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE'],
+  Produce: ['NOT_LEADER_OR_FOLLOWER', 'the connection closed before the request went out'],
+  Fetch: ['NOT_LEADER_OR_FOLLOWER', 'the connection closed mid-fetch'],
+};
+
 export interface Actor {
   readonly id: number;
   readonly name: string;
@@ -41,6 +70,8 @@ export interface FaultRates {
   readonly throttle: number;
   /** Per DynamoDB or S3 request: applied, but its answer is lost (the SDK retries it). */
   readonly ambiguous: number;
+  /** Per Kafka request of an invocation: it fails, half the time before the broker applied it ({@link KafkaRequestRefused}), half after ({@link KafkaRequestTimedOut}). */
+  readonly kafkaErrors?: number;
   /** Extra stall rate per request of one kind of actor (the first word of its name): a schedule of stale commit functions, say. */
   readonly staleKind?: { readonly kind: string; readonly stall: number };
   /** Extra crash rate per request of some kinds of actor: shard invocations dying one after another, say. */
@@ -75,7 +106,7 @@ export class Scheduler {
   /** Simulated time not yet whole milliseconds. */
   private elapsed = 0;
   faults: FaultRates = NO_FAULTS;
-  readonly counts = { crashes: 0, stalls: 0, throttled: 0, ambiguous: 0, actors: 0 };
+  readonly counts = { crashes: 0, stalls: 0, throttled: 0, ambiguous: 0, kafkaErrors: 0, actors: 0 };
   /** One line per decision, for replaying a failure by eye. */
   readonly trace: string[] = [];
 
@@ -143,7 +174,7 @@ export class Scheduler {
         const name = `${service}.${operation}`;
         for (let attempt = 1; ; attempt++) {
           await this.request(name);
-          if (service === 'kafka') return apply();
+          if (service === 'kafka') return this.kafkaAnswer(operation, apply);
           if (this.streams.faults() < this.faults.throttle) {
             this.counts.throttled++;
           } else {
@@ -166,6 +197,27 @@ export class Scheduler {
         );
       },
     };
+  }
+
+  /**
+   * A Kafka request's answer, or with {@link FaultRates.kafkaErrors} its failure: refused before
+   * the broker applied it, or timed out after. The world's own reads and the broker's own work
+   * never fail.
+   */
+  private async kafkaAnswer<T>(operation: string, apply: () => T | Promise<T>): Promise<T> {
+    const actor = currentActor.getStore();
+    const rate = this.faults.kafkaErrors ?? 0;
+    if (rate === 0 || !actor || actor.durable || this.streams.faults() >= rate) return apply();
+    this.counts.kafkaErrors++;
+    const refusals = REFUSALS[operation] ?? ['NOT_LEADER_OR_FOLLOWER'];
+    if (this.streams.faults() < 0.5) {
+      const refusal = refusals[Math.floor(this.streams.faults() * refusals.length)] ?? 'NOT_LEADER_OR_FOLLOWER';
+      this.log(`kafka refuses #${actor.id} ${actor.name} ${operation}: ${refusal}`);
+      throw new KafkaRequestRefused(`${operation} failed after the client's retries: ${refusal}`);
+    }
+    await apply();
+    this.log(`kafka applied #${actor.id} ${actor.name} ${operation}, its answer lost`);
+    throw new KafkaRequestTimedOut(`${operation} timed out: the broker may have applied it`);
   }
 
   /**

@@ -52,8 +52,8 @@ const PINNED_RESTORES = [
  * The seeds pinned before the split were found before schedules drew per-batch output commit,
  * the tick grace and small internal limits: they run without them. The others run as drawn.
  */
-const AS_FOUND = { outputCommit: OutputCommit.ON_CHECKPOINT, tickGrace: false, limits: {} };
-const drawnAs = (beforeSplit: boolean | undefined) => (beforeSplit ? AS_FOUND : {});
+const AS_FOUND = { outputCommit: OutputCommit.ON_CHECKPOINT, tickGrace: false, limits: {}, kafkaErrors: 0 };
+const drawnAs = (beforeSplit: boolean | undefined) => (beforeSplit ? AS_FOUND : { kafkaErrors: 0 });
 
 describe('the deterministic simulation', () => {
   it(`holds every invariant over ${SCHEDULES.toLocaleString('en')} seeded schedules`, async () => {

@@ -67,7 +67,7 @@ export interface World {
 export function buildWorld(config: ScheduleConfig, traced: boolean): World {
   const streams = streamsOf(config.seed);
   const sim = new Scheduler(streams, START, traced);
-  sim.faults = config.faults;
+  sim.faults = { ...config.faults, kafkaErrors: config.kafkaErrors };
   const name = `sim-${config.seed}`;
   const input = `${name}-orders`;
   const checks = new OnlineChecks();
