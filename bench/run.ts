@@ -15,7 +15,7 @@ import { STATE_MERGE_FAN_IN } from '../lib/snapshot/checkpoint-state.js';
 import { barChart, lineChart } from './charts.js';
 import type { ContenderConfig } from './contenders/config.js';
 import { buildFlinkJob, contender, contenders, FLINK_EO, RAW, SLUICE_EO, SLUICE_EO_PER_BATCH, type Contender } from './contenders/registry.js';
-import { costModel, formatCostModel, formatIdleCost, SEED_DEPLOYMENT_IDLE } from './cost-model.js';
+import { costModel, formatCostModel, formatIdleCost, SEED_DEPLOYMENT_IDLE } from '../lib/cost/model.js';
 import { formatHandlerAgainstFlink, formatHandlerRows, measureHandlers, type HandlerRow } from './handler.js';
 import { formatColdStart, measureColdStart } from './cold-start.js';
 import { DEPLOYED_MEMORY_MB } from './critical-path.js';

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { formatPipelineCost, pipelineCost } from '../cost/pipeline-cost.js';
 import { describePlan, formatPlan } from '../plan/explain.js';
 import { assertDeployable, planPipeline, PipelineValidationError } from '../plan/planner.js';
 import { configWithSecrets, PipelineRuntime, type RuntimeConfig } from '../aws/runtime.js';
@@ -289,6 +290,37 @@ ${TYPE_CHECK_HELP}
         return;
       }
       out(formatPlan(plan) + (topics ? `\n${formatTopicSettings(topics.brokers, topics.result)}` : ''));
+    },
+  },
+  cost: {
+    summary: 'model what a pipeline costs on AWS at a rate, beside Managed Service for Apache Flink',
+    usage: `Usage: sluice cost <pipeline-file> --rate <records/s> [--record-bytes <n>] [--partitions <n>]
+
+Models the dollars per million records and a month of the pipeline deployed by sluice deploy:
+its processors on Lambda (INIT included), DynamoDB and S3, the coordinator and the checkpoints,
+beside Managed Service for Apache Flink at the same rate, with the Kafka cluster apart (either
+needs it). Batches are what the pipeline's triggers take at that rate (its setEventSourceMapping,
+else the template's 10,000 records in a 1 s window). The per-batch costs are the benchmark's
+of the seed pipeline (lib/cost/pipeline-cost.ts), so a pipeline that does more per record costs
+more than this says; the prices are us-east-1's and say their date.
+
+Options:
+  --rate <records/s>      records a second into the sources (required)
+  --record-bytes <n>      a record's size (default 256)
+  --partitions <n>        the source topics' partitions (default 4)
+${TYPE_CHECK_HELP}
+  --help                  show this help
+`,
+    options: { rate: { type: 'string' }, 'record-bytes': { type: 'string' }, partitions: { type: 'string' }, ...TYPE_CHECK_OPTION },
+    async run(file, values, out) {
+      const rate = positiveNumber(values, 'rate');
+      if (rate === undefined) throw new UsageError('give the rate: --rate <records/s>');
+      const recordBytes = positiveNumber(values, 'record-bytes');
+      const shards = positiveNumber(values, 'partitions');
+      if (shards !== undefined && !Number.isInteger(shards)) throw new UsageError(`--partitions must be a whole number, not ${shards}`);
+      typeCheckUnlessSkipped(file, values);
+      const plan = planPipeline(await loadPipeline(file));
+      out(formatPipelineCost(plan, pipelineCost(plan, { rate, ...(recordBytes === undefined ? {} : { recordBytes }), ...(shards === undefined ? {} : { shards }) })));
     },
   },
   deploy: {

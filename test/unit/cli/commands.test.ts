@@ -5,12 +5,12 @@ describe('the sluice command line', () => {
   it('lists its commands, and exits 2 for an unknown one', async () => {
     const help = await sluice('--help');
     expect(help.code).toBe(0);
-    for (const command of ['offline', 'explain', 'deploy', 'status', 'savepoint', 'restore']) expect(help.stdout).toContain(`  ${command} `);
+    for (const command of ['offline', 'explain', 'cost', 'deploy', 'status', 'savepoint', 'restore']) expect(help.stdout).toContain(`  ${command} `);
     expect((await sluice('launch')).code).toBe(2);
   });
 
   it('explains each command with --help', async () => {
-    for (const command of ['offline', 'deploy', 'status', 'savepoint', 'restore']) {
+    for (const command of ['offline', 'cost', 'deploy', 'status', 'savepoint', 'restore']) {
       const { code, stdout } = await sluice(command, '--help');
       expect(code).toBe(0);
       expect(stdout).toContain(`Usage: sluice ${command}`);
@@ -26,6 +26,16 @@ describe('the sluice command line', () => {
       code: 2,
       stderr: expect.stringContaining(`"bad/name" is not a valid savepoint name: use letters, digits, '.', '_' and '-'`) as unknown,
     });
+  });
+
+  it('models what a pipeline costs at a rate, and needs the rate', async () => {
+    const { code, stdout } = await sluice('cost', 'examples/order-aggregation.ts', '--rate', '10000', '--partitions', '8', '--no-type-check');
+    expect(code).toBe(0);
+    expect(stdout).toContain('order-aggregation at 10,000 records/s: 2 stages on 8 shards, batches of 1,250 (a 1 s window, at most 10,000)');
+    expect(stdout).toMatch(/^Sluice ÷ Managed Flink, cluster excluded, 10,000 records\/s: \d+\.\d\d$/m);
+    expect(stdout).toMatch(/^The Kafka cluster \(3 × kafka\.m7g\.large\), for either: \$0\.0170 a million, \$446\.76 a month$/m);
+    expect(await sluice('cost', 'examples/order-aggregation.ts')).toMatchObject({ code: 2, stderr: expect.stringContaining('give the rate: --rate <records/s>') as unknown });
+    expect(await sluice('cost', 'examples/order-aggregation.ts', '--rate', '10', '--partitions', '2.5')).toMatchObject({ code: 2, stderr: expect.stringContaining('--partitions must be a whole number, not 2.5') as unknown });
   });
 
   it('fails with exit code 1 when --generate has no generator to use', async () => {

@@ -1,7 +1,6 @@
-// Dollars per million records on AWS for the seed pipeline, from the benchmark's measurements
-// and published prices. The prices are written in the report with their date and region; this
-// machine cannot reach aws.amazon.com, so check them before relying on the figures.
-import { pathToFileURL } from 'node:url';
+// Dollars per million records of a pipeline on Lambda, DynamoDB and S3, beside Managed Service
+// for Apache Flink, from measured per-batch costs (the benchmark's, or lib/cost/reference.ts) and
+// published prices. The prices say their date and region; check them before relying on a figure.
 
 /** us-east-1 list prices as published on the AWS pricing pages (2025; check before use). */
 export const PRICES = {
@@ -62,6 +61,10 @@ export interface CostInputs {
   readonly batches: readonly BatchCost[];
   /** Shards of the input: the source topics' partitions. */
   readonly shards: number;
+  /** The pipeline's stages, each a processor over every record (an upper bound past a window or a filter). Default 1. */
+  readonly stages?: number;
+  /** The trigger's batch size, at most: the template's 10,000 unless the pipeline sets one. */
+  readonly maxBatchSize?: number;
   readonly recordBytes: number;
   /** How long the mapping gathers a shard's records before it invokes (the latency goal's share). */
   readonly batchingWindowS: number;
@@ -106,9 +109,9 @@ export function batchCostAt(batches: readonly BatchCost[], size: number): BatchC
 }
 
 /** The batch a deployment runs at `rate` records/s: a shard's records in one window, within Lambda's 10,000 records and 6 MB. */
-export function batchSizeAt(rate: number, inputs: Pick<CostInputs, 'shards' | 'batchingWindowS' | 'recordBytes'>): number {
+export function batchSizeAt(rate: number, inputs: Pick<CostInputs, 'shards' | 'batchingWindowS' | 'recordBytes' | 'maxBatchSize'>): number {
   const perWindow = Math.round((rate / inputs.shards) * inputs.batchingWindowS);
-  return Math.max(1, Math.min(MAX_BATCH, Math.floor(MAX_PAYLOAD_BYTES / inputs.recordBytes), perWindow));
+  return Math.max(1, Math.min(inputs.maxBatchSize ?? MAX_BATCH, Math.floor(MAX_PAYLOAD_BYTES / inputs.recordBytes), perWindow));
 }
 
 export const MODELLED_RATES = [1_000, 10_000, 100_000] as const;
@@ -122,14 +125,16 @@ export function costModel(inputs: CostInputs, rates: readonly number[] = MODELLE
     const batches = million / batchSize;
     const requests = (op: string) => batches * (batch.requests[op] ?? 0);
     const hours = million / (rate * 3600);
-    const lambda = batches * ((batch.billedMs / 1_000) * gb * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest);
-    const init = hours * inputs.shards * inputs.coldStartsPerShardHour * (inputs.initBilledMs / 1_000) * gb * PRICES.lambdaArmGbSecond;
+    const stages = inputs.stages ?? 1;
+    const lambda = stages * batches * ((batch.billedMs / 1_000) * gb * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest);
+    const init = stages * hours * inputs.shards * inputs.coldStartsPerShardHour * (inputs.initBilledMs / 1_000) * gb * PRICES.lambdaArmGbSecond;
     const reads = requests('DynamoDB.GetItem') + requests('DynamoDB.BatchGetItem') * ITEMS_PER_BATCH_GET;
-    const dynamodb = requests('DynamoDB.PutItem') * PRICES.dynamoWriteUnit + reads * PRICES.dynamoReadUnit;
+    const dynamodb = stages * (requests('DynamoDB.PutItem') * PRICES.dynamoWriteUnit + reads * PRICES.dynamoReadUnit);
     const deltas = requests('S3.PutObject');
     const s3 =
-      (deltas + requests('S3.ListObjects') + deltas * MERGE_PER_DELTA.puts) * PRICES.s3Put + (requests('S3.GetObject') + deltas * MERGE_PER_DELTA.gets) * PRICES.s3Get;
-    const checkpoints = ((hours * 3600) / inputs.checkpointIntervalS) * checkpointCost(inputs.shards, inputs.memoryMb);
+      stages *
+      ((deltas + requests('S3.ListObjects') + deltas * MERGE_PER_DELTA.puts) * PRICES.s3Put + (requests('S3.GetObject') + deltas * MERGE_PER_DELTA.gets) * PRICES.s3Get);
+    const checkpoints = ((hours * 3600) / inputs.checkpointIntervalS) * checkpointCost(inputs.shards * stages, inputs.memoryMb);
     const coordinator = hours * COORDINATOR_HOURLY;
     const pollers = Math.ceil((rate * inputs.recordBytes) / POLLER_BYTES_PER_SECOND);
     const kpus = Math.ceil(rate / Math.max(inputs.flinkRecordsPerCpuSecond, 1)) + 1;
@@ -250,6 +255,3 @@ DynamoDB $${PRICES.dynamoStorageGbMonth}/GB-month, S3 $${PRICES.s3StorageGbMonth
 
 /** The seed pipeline's deployment: its template's 10 alarms and dashboard, with a gigabyte each of state and snapshots. */
 export const SEED_DEPLOYMENT_IDLE: IdleInputs = { alarms: 10, dashboards: 1, stateGb: 1, snapshotGb: 1 };
-
-// `npx tsx bench/cost-model.ts` prints the idle cost of the seed pipeline's deployment.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) process.stdout.write(formatIdleCost(SEED_DEPLOYMENT_IDLE));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchCostAt, batchSizeAt, costModel, idleCostPerMonth, MODELLED_RATES, PRICES, ratioLines, SEED_DEPLOYMENT_IDLE } from '../../../bench/cost-model.js';
+import { batchCostAt, batchSizeAt, costModel, idleCostPerMonth, MODELLED_RATES, PRICES, ratioLines, SEED_DEPLOYMENT_IDLE } from '../../../lib/cost/model.js';
 
 describe('the idle cost of a deployed pipeline', () => {
   it('is its storage and monitoring alone at rest: no function runs', () => {
