@@ -1,8 +1,9 @@
 // The processor handler alone, against a hand-written floor (bench/contenders/kafkajs-floor-handler.ts): each is
 // called in a loop with MSK events built beforehand, one partition of the bench orders, while
 // DynamoDB and S3 are emulated in another process (bench/emulator-host.ts) and Kafka is the
-// local broker. What is measured is this process's CPU inside the handler calls; the coordinator
-// and commit function run between them (CHECKPOINT_RECORDS) and are not counted.
+// local broker. Each run is a process of its own (bench/handler-run.ts), which first warms up
+// until its figures settle; what is measured is that process's CPU inside the handler calls, and
+// apart, the CPU of the coordinator and commit function run between them (CHECKPOINT_RECORDS).
 // `npm run bench:handler [-- --runs 3] [--batches 100,1000,10000] [--guarantees EXACTLY_ONCE]`
 // prints the table alone; `npm run bench` puts it first in its report.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
@@ -42,6 +43,12 @@ const MIN_RECORDS = 100_000;
 const BATCHES_PER_RUN = 30;
 /** The first batches of a run open connections and warm the JIT: left out of the figures. */
 const WARM_UP_FRACTION = 0.1;
+/**
+ * The handler table's warm-up: 400,000 records, at least 40 batches and at most 1,500 (1,500 of
+ * 100, 400 of 1,000, 40 of 10,000). After 150,000 the floor at batches of 10,000 still ran its
+ * last measured batches in 0.62 of the time of its first.
+ */
+const warmUpBatchesFor = (batch: number) => Math.min(1_500, Math.max(40, Math.ceil(400_000 / batch)));
 const CLOCK_TICKS_PER_SECOND = 100;
 
 export interface Spread {
@@ -62,6 +69,10 @@ export interface HandlerRow {
   /** DynamoDB and S3 requests per batch, by operation (the median run's). */
   readonly requestsPerBatch: Record<string, number>;
   readonly records: number;
+  /** The checkpoints' CPU (coordinator and commit function) in the handler's process, µs per record (median). */
+  readonly checkpointsSluice: number;
+  /** µs per record of the last third of the measured batches ÷ the first third (medians): 1 when the runs had settled. */
+  readonly settled: { readonly sluice: number; readonly floor: number };
   /** Each one's critical path and modelled billed duration per batch (bench/critical-path.ts), medians over the runs. */
   readonly modelled: Readonly<Record<'sluice' | 'floor', ModelledBatch>>;
 }
@@ -93,15 +104,51 @@ export interface RunFigures {
   /** The measured batches' critical paths (bench/critical-path.ts): their waits summed, and round trips per batch. */
   readonly waitMs: number;
   readonly roundTrips: Readonly<Record<Service, number>>;
+  /** CPU of the checkpoints run between the measured batches, µs. */
+  readonly checkpointCpuMicros: number;
+  /** µs per record of the first and the last third of the measured batches: equal once the run has settled. */
+  readonly settle: { readonly first: number; readonly last: number };
+}
+
+/** What one run in a process of its own needs (bench/handler-run.ts). */
+export interface RunRequest {
+  readonly which: 'sluice' | 'floor';
+  readonly brokers: readonly string[];
+  readonly guarantee: Guarantee;
+  readonly batch: number;
+  readonly count: number;
+  readonly warmUpBatches: number;
+  readonly name: string;
+  readonly input: string;
+  readonly emulators: EmulatorAddress;
+}
+
+/** Where the emulators' process is, for a run in another process. */
+export interface EmulatorAddress {
+  readonly pid: number;
+  readonly dynamo: AwsClientOptions;
+  readonly s3: AwsClientOptions;
 }
 
 /** The emulators' process: its CPU, read from /proc, in clock ticks. */
 export class EmulatorHost {
   private constructor(
-    private readonly child: ChildProcessByStdio<Writable, Readable, null>,
-    readonly dynamo: AwsClientOptions,
-    readonly s3: AwsClientOptions,
+    readonly address: EmulatorAddress,
+    private readonly child?: ChildProcessByStdio<Writable, Readable, null>,
   ) {}
+
+  get dynamo(): AwsClientOptions {
+    return this.address.dynamo;
+  }
+
+  get s3(): AwsClientOptions {
+    return this.address.s3;
+  }
+
+  /** The host another process started: its CPU is read, and it is left running. */
+  static attach(address: EmulatorAddress): EmulatorHost {
+    return new EmulatorHost(address);
+  }
 
   static async start(): Promise<EmulatorHost> {
     const script = fileURLToPath(new URL('./emulator-host.ts', import.meta.url));
@@ -115,18 +162,21 @@ export class EmulatorHost {
       });
       child.once('exit', (code) => reject(new Error(`the emulator host exited (${code}) before it was ready`)));
     });
-    return new EmulatorHost(child, options.dynamo, options.s3);
+    if (child.pid === undefined) throw new Error('the emulator host has no process id');
+    return new EmulatorHost({ pid: child.pid, ...options }, child);
   }
 
   cpuTicks(): number {
-    const fields = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const fields = readFileSync(`/proc/${this.address.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command's name.
     return Number(fields[11]) + Number(fields[12]);
   }
 
   async stop(): Promise<void> {
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.stdin.end();
+    const { child } = this;
+    if (!child) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.stdin.end();
     await exited;
   }
 }
@@ -181,9 +231,16 @@ async function measureLoop(
   handle: (event: MSKEvent) => Promise<unknown>,
   emulators: EmulatorHost,
   spans: SpanLog,
-  { between, requests = () => ({}) }: { between?: () => Promise<unknown>; requests?: () => Readonly<Record<string, number>> } = {},
+  {
+    between,
+    requests = () => ({}),
+    warmUpBatches,
+  }: { between?: () => Promise<unknown>; requests?: () => Readonly<Record<string, number>>; warmUpBatches?: number } = {},
 ): Promise<Omit<RunFigures, 'windows'>> {
-  const warmUp = Math.max(1, Math.ceil(events.length * WARM_UP_FRACTION));
+  const warmUp = warmUpBatches ?? Math.max(1, Math.ceil(events.length * WARM_UP_FRACTION));
+  if (warmUpBatches !== undefined && warmUp >= events.length) throw new Error(`a warm-up of ${warmUp} batches leaves none of the ${events.length} to measure`);
+  const perBatchMicros: number[] = [];
+  let checkpointCpuMicros = 0;
   let cpuMicros = 0;
   let emulatorTicks = 0;
   let records = 0;
@@ -200,6 +257,7 @@ async function measureLoop(
     const used = process.cpuUsage(before);
     if (index >= warmUp) {
       cpuMicros += used.user + used.system;
+      perBatchMicros.push(used.user + used.system);
       const path = criticalPath(spans.drain());
       waitMs += path.waitMs;
       for (const service of SERVICES) roundTrips[service] += path.roundTrips[service];
@@ -210,13 +268,29 @@ async function measureLoop(
     sinceCheckpoint += batch;
     if (between && sinceCheckpoint >= Math.min(CHECKPOINT_RECORDS, CHECKPOINT_INVOCATIONS * batch)) {
       sinceCheckpoint = 0;
+      const before = process.cpuUsage();
       await between();
+      const used = process.cpuUsage(before);
+      if (index >= warmUp) checkpointCpuMicros += used.user + used.system;
     }
   }
+  const third = Math.max(1, Math.floor(perBatchMicros.length / 3));
+  const perRecordOf = (micros: readonly number[]) => micros.reduce((sum, n) => sum + n, 0) / (micros.length * batch);
+  const settle = { first: perRecordOf(perBatchMicros.slice(0, third)), last: perRecordOf(perBatchMicros.slice(-third)) };
   const batches = events.length - warmUp;
   const perBatch = Object.entries(requested).filter(([, n]) => n > 0).map(([operation, n]) => [operation, Math.round((n / batches) * 10) / 10]);
   const perBatchRoundTrips = Object.fromEntries(SERVICES.map((service) => [service, roundTrips[service] / batches])) as Record<Service, number>;
-  return { cpuMicros, records, emulatorTicks, batches, requests: Object.fromEntries(perBatch) as Record<string, number>, waitMs, roundTrips: perBatchRoundTrips };
+  return {
+    cpuMicros,
+    records,
+    emulatorTicks,
+    batches,
+    requests: Object.fromEntries(perBatch) as Record<string, number>,
+    waitMs,
+    roundTrips: perBatchRoundTrips,
+    checkpointCpuMicros,
+    settle,
+  };
 }
 
 export async function runSluice(
@@ -228,6 +302,7 @@ export async function runSluice(
   name: string,
   input: string,
   pipeline: (options: BenchPipelineOptions) => StreamExecutionEnvironment = benchPipeline,
+  { warmUpBatches }: { warmUpBatches?: number } = {},
 ): Promise<RunFigures> {
   const clock = { now: Date.now() };
   const spans = new SpanLog();
@@ -249,7 +324,11 @@ export async function runSluice(
       clock.now += 500;
       return handler(event);
     };
-    const figures = await measureLoop(events, batch, invoke, emulators, spans, { between: checkpoint, requests: () => runtime.requests.snapshot() });
+    const figures = await measureLoop(events, batch, invoke, emulators, spans, {
+      between: checkpoint,
+      requests: () => runtime.requests.snapshot(),
+      ...(warmUpBatches === undefined ? {} : { warmUpBatches }),
+    });
     await checkpoint();
     return { ...figures, windows: await committedRecords(brokers, `${name}-out`) };
   } finally {
@@ -258,7 +337,14 @@ export async function runSluice(
   }
 }
 
-async function runFloor(brokers: readonly string[], emulators: EmulatorHost, batch: number, events: readonly MSKEvent[], name: string): Promise<RunFigures> {
+export async function runFloor(
+  brokers: readonly string[],
+  emulators: EmulatorHost,
+  batch: number,
+  events: readonly MSKEvent[],
+  name: string,
+  { warmUpBatches }: { warmUpBatches?: number } = {},
+): Promise<RunFigures> {
   const client = createDocumentClient(emulators.dynamo);
   const spans = new SpanLog();
   const requests = new RequestCounter();
@@ -268,7 +354,7 @@ async function runFloor(brokers: readonly string[], emulators: EmulatorHost, bat
   await ensureStateTable(client, tableName);
   const floor = await startFloorHandler({ brokers, client, tableName, output: `${name}-floor-out`, transactionalId: `${name}-floor`, onRequest: spans.kafka });
   try {
-    const figures = await measureLoop(events, batch, floor.handle, emulators, spans);
+    const figures = await measureLoop(events, batch, floor.handle, emulators, spans, warmUpBatches === undefined ? {} : { warmUpBatches });
     return { ...figures, windows: await committedRecords(brokers, `${name}-floor-out`) };
   } finally {
     await floor.close();
@@ -301,6 +387,20 @@ export const spreadOf = (values: readonly number[]): Spread => ({ median: median
 export const perRecord = (run: RunFigures) => run.cpuMicros / run.records;
 const emulatorPerRecord = (run: RunFigures) => (run.emulatorTicks * (1_000_000 / CLOCK_TICKS_PER_SECOND)) / run.records;
 
+const settledRatio = (run: RunFigures) => run.settle.last / run.settle.first;
+
+/** One run in a fresh process (bench/handler-run.ts), so that no run warms the next. */
+async function runInProcess(request: RunRequest): Promise<RunFigures> {
+  const script = fileURLToPath(new URL('./handler-run.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(request)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let printed = '';
+  child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const result = parseResult(printed);
+  if (!result) throw new Error(`the ${request.which} run of batch ${request.batch} exited (${code}) without its figures`);
+  return result as RunFigures;
+}
+
 export async function measureHandlers({ brokers, batches, guarantees, runs, say }: HandlerBenchOptions): Promise<HandlerRow[]> {
   const emulators = await EmulatorHost.start();
   const admin = new KafkaAdmin({ brokers: [...brokers] });
@@ -308,19 +408,19 @@ export async function measureHandlers({ brokers, batches, guarantees, runs, say 
   try {
     for (const guarantee of guarantees) {
       for (const batch of batches) {
-        const count = Math.max(MIN_RECORDS, BATCHES_PER_RUN * batch);
+        const warmUpBatches = warmUpBatchesFor(batch);
+        const count = warmUpBatches * batch + Math.max(MIN_RECORDS, BATCHES_PER_RUN * batch);
         const sluice: RunFigures[] = [];
         const floor: RunFigures[] = [];
         for (let run = 0; run < runs; run++) {
           const name = `bench-handler-${guarantee.toLowerCase().replace(/_/g, '-')}-${batch}-${run}-${Date.now().toString(36)}`;
           const input = `${name}-orders`;
           await admin.ensureTopics([benchTopic(input, 1), benchTopic(`${name}-out`, 1), benchTopic(`${name}-floor-out`, 1)]);
-          const events = buildEvents(input, count, batch, brokers);
           // Alternating which goes first spreads the machine's drift over both.
-          const order = run % 2 === 0 ? ['sluice', 'floor'] : ['floor', 'sluice'];
+          const order = run % 2 === 0 ? (['sluice', 'floor'] as const) : (['floor', 'sluice'] as const);
           for (const which of order) {
-            if (which === 'sluice') sluice.push(await runSluice(brokers, emulators, guarantee, batch, events, name, input));
-            else floor.push(await runFloor(brokers, emulators, batch, events, name));
+            const figures = await runInProcess({ which, brokers, guarantee, batch, count, warmUpBatches, name, input, emulators: emulators.address });
+            (which === 'sluice' ? sluice : floor).push(figures);
           }
           const [ours, theirs] = [sluice.at(-1), floor.at(-1)];
           if (ours?.windows !== theirs?.windows) throw new Error(`Sluice wrote ${ours?.windows} window sums and the floor ${theirs?.windows}: they do not do the same work`);
@@ -338,6 +438,8 @@ export async function measureHandlers({ brokers, batches, guarantees, runs, say 
           emulatorsFloor: median(floor.map(emulatorPerRecord)),
           requestsPerBatch: medianRun?.requests ?? {},
           records: count,
+          checkpointsSluice: median(sluice.map((run) => run.checkpointCpuMicros / run.records)),
+          settled: { sluice: median(sluice.map(settledRatio)), floor: median(floor.map(settledRatio)) },
           modelled: { sluice: modelledOf(sluice), floor: modelledOf(floor) },
         });
       }
@@ -352,19 +454,22 @@ export async function measureHandlers({ brokers, batches, guarantees, runs, say 
 const format = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
 export const spread = (s: Spread) => `${format(s.median)} (${format(s.min)}–${format(s.max)})`;
 
+const withCheckpoints = (row: HandlerRow) => (row.sluice.median + row.checkpointsSluice) / row.floor.median;
+
 /** The table, and one line per row that a script can read: `handler ÷ floor, EXACTLY_ONCE, batch 1,000: 1.23`. */
 export function formatHandlerRows(rows: readonly HandlerRow[], runs: number): string {
   const lines = [
-    `The processor handler alone against a hand-written floor (bench/contenders/kafkajs-floor-handler.ts), one partition, CPU of the handler's process per record: median of ${runs} runs (min–max). DynamoDB and S3 are emulated in another process, whose CPU is the last column; Kafka is the local broker. Checkpoints (coordinator and commit function) run every ${CHECKPOINT_RECORDS.toLocaleString('en')} records or ${CHECKPOINT_INVOCATIONS} invocations, whichever comes first, and are not counted.`,
+    `The processor handler alone against a hand-written floor (bench/contenders/kafkajs-floor-handler.ts), one partition, CPU of the handler's process per record: median of ${runs} runs (min–max), each run in a process of its own that first warms up on 400,000 records (40 to 1,500 batches). Settled: µs per record of the last third of the measured batches ÷ the first third, 1.00 when the run no longer gets faster. DynamoDB and S3 are emulated in another process, whose CPU is a column of its own; Kafka is the local broker. Checkpoints (coordinator and commit function) run every ${CHECKPOINT_RECORDS.toLocaleString('en')} records or ${CHECKPOINT_INVOCATIONS} invocations, whichever comes first; their CPU is counted apart, and a deployment pays it too (the floor has none).`,
     '',
-    '| guarantee | batch | Sluice handler µs/record | floor µs/record | handler ÷ floor | Sluice µs/batch | emulators µs/record (Sluice, floor) | DynamoDB and S3 requests per batch (Sluice) |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| guarantee | batch | Sluice handler µs/record | floor µs/record | handler ÷ floor | with checkpoints ÷ floor | settled (Sluice, floor) | Sluice µs/batch | emulators µs/record (Sluice, floor) | DynamoDB and S3 requests per batch (Sluice) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map((row) => {
       const requests = Object.entries(row.requestsPerBatch).map(([operation, n]) => `${operation} ${n}`).join(', ');
-      return `| ${row.guarantee} | ${row.batch.toLocaleString('en')} | ${spread(row.sluice)} | ${spread(row.floor)} | ${(row.sluice.median / row.floor.median).toFixed(2)} | ${format(row.sluice.median * row.batch)} | ${format(row.emulatorsSluice)}, ${format(row.emulatorsFloor)} | ${requests} |`;
+      return `| ${row.guarantee} | ${row.batch.toLocaleString('en')} | ${spread(row.sluice)} | ${spread(row.floor)} | ${(row.sluice.median / row.floor.median).toFixed(2)} | ${withCheckpoints(row).toFixed(2)} | ${row.settled.sluice.toFixed(2)}, ${row.settled.floor.toFixed(2)} | ${format(row.sluice.median * row.batch)} | ${format(row.emulatorsSluice)}, ${format(row.emulatorsFloor)} | ${requests} |`;
     }),
     '',
     ...rows.map((row) => `handler ÷ floor, ${row.guarantee}, batch ${row.batch.toLocaleString('en')}: ${(row.sluice.median / row.floor.median).toFixed(2)}`),
+    ...rows.map((row) => `handler with checkpoints ÷ floor, ${row.guarantee}, batch ${row.batch.toLocaleString('en')}: ${withCheckpoints(row).toFixed(2)}`),
     '',
     `Modelled billed duration per batch on Lambda (bench/critical-path.ts): the handler's CPU here, at the vCPU share of each memory size (a whole vCPU at 1,769 MB; 1,024 MB is what serverless.yml deploys), plus the waits of its longest chain of requests, each request at ${SERVICES.map((service) => `${service} ${ASSUMED_LATENCY_MS[service]} ms`).join(', ')}. A request waits for every request that ended before it started, as in this run; requests in flight together wait for the slowest. Warm containers only: a cold start is not in it. Medians of the runs.`,
     '',

@@ -10,6 +10,8 @@ const row = (batch: number, median: number): HandlerRow => ({
   emulatorsFloor: 0,
   requestsPerBatch: {},
   records: 100_000,
+  checkpointsSluice: 2,
+  settled: { sluice: 1, floor: 1 },
   modelled: {
     sluice: { roundTrips: { DynamoDB: 0, S3: 0, Kafka: 0 }, billedMs: {} },
     floor: { roundTrips: { DynamoDB: 0, S3: 0, Kafka: 0 }, billedMs: {} },
