@@ -60,7 +60,19 @@ export type Relation =
       readonly intervals: readonly number[];
       readonly alias: string | undefined;
       readonly position: SqlPosition;
+    }
+  | {
+      readonly kind: 'join';
+      readonly type: JoinType;
+      readonly left: Relation;
+      readonly right: Relation;
+      /** ON's condition; undefined for a comma or CROSS JOIN, which WHERE joins. */
+      readonly condition: Expression | undefined;
+      readonly alias?: undefined;
+      readonly position: SqlPosition;
     };
+
+export type JoinType = 'INNER' | 'LEFT' | 'RIGHT' | 'FULL';
 
 export interface Select {
   readonly kind: 'select';

@@ -32,6 +32,30 @@ export function canonical(expression: Expression): string {
   return JSON.stringify(expression, (key, value: unknown) => (key === 'position' ? undefined : key === 'name' && typeof value === 'string' ? value.toLowerCase() : value));
 }
 
+/** The expressions directly inside an expression. */
+export function subexpressions(expression: Expression): (Expression | undefined)[] {
+  switch (expression.kind) {
+    case 'unary':
+    case 'isNull':
+    case 'cast':
+      return [expression.operand];
+    case 'binary':
+      return [expression.left, expression.right];
+    case 'between':
+      return [expression.operand, expression.low, expression.high];
+    case 'in':
+      return [expression.operand, ...expression.list];
+    case 'like':
+      return [expression.operand, expression.pattern];
+    case 'case':
+      return [expression.operand, ...expression.branches.flatMap((b) => [b.when, b.then]), expression.otherwise];
+    case 'call':
+      return [...expression.args, expression.filter];
+    default:
+      return [];
+  }
+}
+
 /** Finds the column an unqualified or qualified name refers to, or fails naming what there is. */
 export function resolveField(scope: Scope, name: string, qualifier: string | undefined, position: SqlPosition): number {
   const lower = name.toLowerCase();

@@ -59,9 +59,10 @@ export interface PlannedRelation {
   /**
    * An updating relation's rows are changes: each row carries its RowKind after its columns
    * (at `fields.length`). `keys` are the columns that identify a row (the GROUP BY keys the
-   * SELECT list keeps), `producer` what makes the updates, for errors.
+   * SELECT list keeps), `producer` what makes the updates, for errors, and `kinds` the RowKinds
+   * it makes when they are not +I, -U and +U.
    */
-  readonly updating?: { readonly keys: readonly number[]; readonly producer: string };
+  readonly updating?: { readonly keys: readonly number[]; readonly producer: string; readonly kinds?: string };
 }
 
 function tableError(table: ConnectorTable, reason: string): SqlError {

@@ -1,4 +1,4 @@
-import type { ColumnDefinition, CreateTable, Expression, Query, Relation, Select, SelectItem, Statement, TypeName } from './ast.js';
+import type { ColumnDefinition, CreateTable, Expression, JoinType, Query, Relation, Select, SelectItem, Statement, TypeName } from './ast.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { tokenize, type Token } from './lexer.js';
 
@@ -7,7 +7,7 @@ const RESERVED = new Set(
   (
     'SELECT FROM WHERE GROUP BY HAVING ORDER LIMIT UNION ALL AS AND OR NOT IS NULL TRUE FALSE CASE WHEN THEN ELSE END ' +
     'JOIN INNER LEFT RIGHT FULL CROSS ON USING WINDOW MATCH_RECOGNIZE OVER INSERT INTO VALUES WITH BETWEEN IN LIKE ' +
-    'DISTINCT TABLE FOR SYSTEM_TIME INTERVAL LATERAL EXCEPT INTERSECT MINUS'
+    'DISTINCT TABLE FOR SYSTEM_TIME INTERVAL LATERAL EXCEPT INTERSECT MINUS NATURAL OUTER'
   ).split(' '),
 );
 
@@ -254,13 +254,36 @@ class Parser {
   }
 
   private relation(): Relation {
-    const relation = this.primaryRelation();
-    const next = this.peek();
-    if (['JOIN', 'INNER', 'LEFT', 'RIGHT', 'FULL', 'CROSS'].includes(next.upper) || next.text === ',') {
-      throw new SqlUnsupportedError('JOIN', next.position, this.text);
+    let relation = this.primaryRelation();
+    for (;;) {
+      const next = this.peek();
+      if (next.upper === 'MATCH_RECOGNIZE') throw new SqlUnsupportedError('MATCH_RECOGNIZE', next.position, this.text);
+      const join = this.joinKeyword();
+      if (!join) return relation;
+      const right = this.primaryRelation();
+      let condition: Expression | undefined;
+      if (join.on) {
+        if (this.peek().upper === 'USING') throw new SqlUnsupportedError('JOIN … USING (write the columns in ON)', this.peek().position, this.text);
+        this.expectWords('ON');
+        condition = this.expression();
+      }
+      relation = { kind: 'join', type: join.type, left: relation, right, condition, position: next.position };
     }
-    if (next.upper === 'MATCH_RECOGNIZE') throw new SqlUnsupportedError('MATCH_RECOGNIZE', next.position, this.text);
-    return relation;
+  }
+
+  /** The words that join the next relation to the ones before: a comma and CROSS JOIN have no ON. */
+  private joinKeyword(): { type: JoinType; on: boolean } | undefined {
+    const start = this.peek();
+    if (this.accept(',') || this.acceptWords('CROSS', 'JOIN')) return { type: 'INNER', on: false };
+    if (start.upper === 'NATURAL') throw new SqlUnsupportedError('NATURAL JOIN (write the columns in ON)', start.position, this.text);
+    if (this.acceptWords('JOIN') || this.acceptWords('INNER', 'JOIN')) return { type: 'INNER', on: true };
+    for (const type of ['LEFT', 'RIGHT', 'FULL'] as const) {
+      if (!this.acceptWords(type)) continue;
+      this.acceptWords('OUTER');
+      this.expectWords('JOIN');
+      return { type, on: true };
+    }
+    return undefined;
   }
 
   private primaryRelation(): Relation {
@@ -282,7 +305,7 @@ class Parser {
     return { kind: 'table', name, alias: this.alias(), position: start.position };
   }
 
-  private windowFunction(): Relation {
+  private windowFunction(): Extract<Relation, { kind: 'window' }> {
     const start = this.peek();
     const name = this.word();
     if (name !== 'TUMBLE' && name !== 'HOP' && name !== 'CUMULATE' && name !== 'SESSION') {

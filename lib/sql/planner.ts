@@ -1,32 +1,20 @@
-import type { DataStream, SingleOutputStreamOperator } from '../api/datastream.js';
-import type { StreamExecutionEnvironment } from '../api/environment.js';
+import type { DataStream } from '../api/datastream.js';
 import { StateTtlConfig, ValueStateDescriptor } from '../api/state.js';
 import { cumulatingEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, type WindowAssigner } from '../api/windows.js';
 import { aggregateFunction, compileAggregate, type AggregateCall } from './aggregates.js';
 import type { Expression, Query, Relation, Select } from './ast.js';
-import type { ConnectorTable, ViewTable } from './catalog.js';
 import { withWindowTableFunction } from './group-windows.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import type { Compiled, Field, Row, Scope } from './compiled.js';
-import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField } from './expressions.js';
+import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
+import { planRegularJoin, refuseWindowJoin } from './joins.js';
 import { commonType } from './type-rules.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
-import type { SqlSession } from './session.js';
-import { typeName, type SqlValue } from './types.js';
+import { appendOnly, changelogMode, columnList, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
+import { typeName } from './types.js';
 import { widen } from './values.js';
 
-/** A table a query can name: a CREATE TABLE, a view, or a stream registered with the Table API. */
-export type CatalogTable = ConnectorTable | ViewTable | { readonly kind: 'stream'; readonly name: string; readonly relation: PlannedRelation };
-
-export interface PlanContext {
-  readonly env: StreamExecutionEnvironment;
-  readonly session: SqlSession;
-  readonly tables: ReadonlyMap<string, CatalogTable>;
-  /** Each source table is read once per pipeline, however many queries name it. */
-  readonly sources: Map<string, PlannedRelation>;
-  /** Numbers the operators, whose names name their state. */
-  readonly counter: { next: number };
-}
+export type { CatalogTable, PlanContext } from './plan-context.js';
 
 /** A window TVF not yet applied: aggregated over, it becomes a window operator; selected from, a window assignment. */
 interface WindowedRelation {
@@ -37,32 +25,6 @@ interface WindowedRelation {
 }
 
 const WINDOW_COLUMNS = ['window_start', 'window_end', 'window_time'] as const;
-
-function operatorName(context: PlanContext, kind: string): string {
-  context.counter.next++;
-  return `${kind}-${context.counter.next}`;
-}
-
-/** The changelog a relation's rows make, as `explain` names it. */
-function changelogMode(relation: PlannedRelation): string {
-  return relation.updating ? 'retract: +I, -U, +U' : 'insert-only';
-}
-
-/** Names a SQL operator, whose name names its state, and says for `explain` what it plans and what changelog it gives. */
-function sqlOperator<T>(operator: SingleOutputStreamOperator<T>, context: PlanContext, kind: string, plan: string, mode: string): SingleOutputStreamOperator<T> {
-  operator.name(operatorName(context, kind));
-  context.env.describeTransformation(operator.transformation, `${plan} [${mode}]`);
-  return operator;
-}
-
-/** The names of a row's columns, as a SQL operator's plan lists them. */
-function columnList(fields: readonly Field[]): string {
-  return fields.map((f) => f.name).join(', ');
-}
-
-function scopeOf(fields: readonly Field[], context: PlanContext, text: string): Scope {
-  return { fields, text, zone: context.session.zone };
-}
 
 function qualified(relation: PlannedRelation, qualifier: string): PlannedRelation {
   return { ...relation, fields: relation.fields.map((f) => ({ ...f, qualifier })) };
@@ -87,8 +49,15 @@ function planTable(context: PlanContext, name: string, text: string, position: R
   return relation;
 }
 
-function planRelation(relation: Relation, context: PlanContext, text: string): PlannedRelation | WindowedRelation {
+/** Plans FROM's relation; `where` is the query's WHERE, which joins a comma or CROSS JOIN. */
+function planRelation(relation: Relation, context: PlanContext, text: string, where?: Expression): PlannedRelation | WindowedRelation {
   switch (relation.kind) {
+    case 'join': {
+      refuseWindowJoin(relation, text);
+      const left = planRelation(relation.left, context, text, where) as PlannedRelation;
+      const right = planRelation(relation.right, context, text, where) as PlannedRelation;
+      return planRegularJoin(relation, { left, right }, where, context, text);
+    }
     case 'table':
       return qualified(planTable(context, relation.name, text, relation.position), relation.alias ?? relation.name);
     case 'subquery': {
@@ -211,30 +180,6 @@ function planUnion(query: Extract<Query, { kind: 'unionAll' }>, context: PlanCon
   return { stream: rest.length === 0 ? head : head.union(...rest), fields, rowtime };
 }
 
-/** The expressions directly inside an expression. */
-function children(expression: Expression): (Expression | undefined)[] {
-  switch (expression.kind) {
-    case 'unary':
-    case 'isNull':
-    case 'cast':
-      return [expression.operand];
-    case 'binary':
-      return [expression.left, expression.right];
-    case 'between':
-      return [expression.operand, expression.low, expression.high];
-    case 'in':
-      return [expression.operand, ...expression.list];
-    case 'like':
-      return [expression.operand, expression.pattern];
-    case 'case':
-      return [expression.operand, ...expression.branches.flatMap((b) => [b.when, b.then]), expression.otherwise];
-    case 'call':
-      return [...expression.args, expression.filter];
-    default:
-      return [];
-  }
-}
-
 /** The aggregate calls in an expression, outermost only, each once. */
 function aggregateCalls(expression: Expression | undefined, found: Extract<Expression, { kind: 'call' }>[] = []): Extract<Expression, { kind: 'call' }>[] {
   if (!expression) return found;
@@ -242,8 +187,19 @@ function aggregateCalls(expression: Expression | undefined, found: Extract<Expre
     if (!found.some((call) => canonical(call) === canonical(expression))) found.push(expression);
     return found;
   }
-  for (const child of children(expression)) aggregateCalls(child, found);
+  for (const child of subexpressions(expression)) aggregateCalls(child, found);
   return found;
+}
+
+/** The output columns' names made unique as Flink makes them: a second `k` is `k0`, a third `k1`. */
+function uniqueNames<T extends { readonly name: string }>(items: readonly T[]): T[] {
+  const taken = new Set<string>();
+  return items.map((item) => {
+    let name = item.name;
+    for (let n = 0; taken.has(name.toLowerCase()); n++) name = `${item.name}${n}`;
+    taken.add(name.toLowerCase());
+    return { ...item, name };
+  });
 }
 
 /** The SELECT list with * expanded, each item with its output name: its alias, its column's name, or EXPR$n as Flink names it. */
@@ -261,7 +217,7 @@ function selectItems(select: Select, fields: readonly Field[], text: string): { 
 
 function planSelect(written: Select, context: PlanContext, text: string): PlannedRelation {
   const select = withWindowTableFunction(written, text);
-  const from = planRelation(select.from, context, text);
+  const from = planRelation(select.from, context, text, select.where);
   const calls = [...select.items.flatMap((item) => aggregateCalls(item.expression)), ...aggregateCalls(select.having)];
   const grouped = select.groupBy.length > 0 || calls.length > 0;
   if (grouped) {
@@ -284,7 +240,7 @@ function project(select: Select, input: PlannedRelation, context: PlanContext, t
   const width = input.fields.length;
   const project = input.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
   const stream = identity ? filtered : sqlOperator(filtered.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(input));
-  const fields = items.map((item, i) => ({ name: item.name, type: i === rowtime ? item.compiled.type : { ...item.compiled.type, rowtime: false } as Field['type'] }));
+  const fields = uniqueNames(items).map((item, i) => ({ name: item.name, type: i === rowtime ? item.compiled.type : { ...item.compiled.type, rowtime: false } as Field['type'] }));
   const positions = items.map(({ expression }) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
   return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(input.updating ? { updating: keptKeys(input.updating, positions) } : {}) };
 }
@@ -332,26 +288,10 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   return projectGrouped(select, grouped, outputScope, context, text);
 }
 
-/**
- * A grouping key: one key is itself, as a keyBy's would be, so that a topic keyed by it is
- * aggregated in place; several are a JSON array. `keyValues` gives the keys back from it.
- */
-function groupKey(evaluators: readonly ((row: Row) => SqlValue)[]): { keyOf: (row: Row) => SqlValue; keyValues: (key: SqlValue) => Row } {
-  const [single] = evaluators;
-  if (evaluators.length === 1 && single) return { keyOf: single, keyValues: (key) => [key] };
-  return { keyOf: (row) => JSON.stringify(evaluators.map((evaluate) => evaluate(row))), keyValues: (key) => JSON.parse(key as string) as Row };
-}
-
-/** An updating relation's input, refused where Sluice does not consume updates yet. */
-function appendOnly(relation: PlannedRelation, consumer: string, position: Select['position'], text: string): PlannedRelation {
-  if (relation.updating) throw new SqlUnsupportedError(`${consumer} over an updating result (of ${relation.updating.producer})`, position, text);
-  return relation;
-}
-
 /** The upsert keys a projection keeps: where each key column went, if every one did. */
 function keptKeys(updating: NonNullable<PlannedRelation['updating']>, positions: readonly number[]): NonNullable<PlannedRelation['updating']> {
   const keys = updating.keys.map((key) => positions.indexOf(key));
-  return { producer: updating.producer, keys: keys.includes(-1) ? [] : keys };
+  return { ...updating, keys: keys.includes(-1) ? [] : keys };
 }
 
 /**
@@ -429,7 +369,7 @@ function projectGrouped(select: Select, grouped: PlannedRelation, scope: Scope, 
   const project = grouped.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
   const stream = sqlOperator(filtered.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(grouped));
   const positions = items.map(({ expression }) => scope.computed?.get(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression)) ?? -1);
-  const fields = items.map((item) => ({ name: item.name, type: item.compiled.type }));
+  const fields = uniqueNames(items).map((item) => ({ name: item.name, type: item.compiled.type }));
   return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(grouped.updating ? { updating: keptKeys(grouped.updating, positions) } : {}) };
 }
 

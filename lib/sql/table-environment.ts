@@ -200,6 +200,13 @@ export class StreamTableEnvironment {
     if (table.kind !== 'connector') throw new SqlError(`${statement.table} is a view; INSERT INTO needs a table with a connector`, statement.position, text);
     const query = planQuery(statement.query, this.context, text);
     const sink = kafkaSink(table);
+    if (query.updating?.kinds) {
+      throw new SqlUnsupportedError(
+        `INSERT INTO ${table.name} of the ${query.updating.kinds} changes of a ${query.updating.producer} (toChangelogStream reads them)`,
+        statement.position,
+        text,
+      );
+    }
     if (query.updating && !isUpsertTable(table)) {
       throw new SqlError(
         `table sink '${table.name}' doesn't support consuming update changes, which ${query.updating.producer} produces: ` +

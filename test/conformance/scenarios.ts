@@ -35,20 +35,29 @@ export interface Scenario {
   readonly javaClass: string;
   /** Whether the scenario is a query (query.sql) over the table `events`, which Flink SQL runs. */
   readonly sql: boolean;
+  /**
+   * Whether the engines are compared by the table their changes leave, not by the changes: a
+   * query.sql that says `-- compare the final table`, as one whose changes Flink orders as its
+   * two inputs' buffers arrive (a join of two queries over one table).
+   */
+  readonly finalTable: boolean;
 }
 
 const QUERY_FILE = 'query.sql';
+const FINAL_TABLE_MARK = '-- compare the final table';
 
 export function scenarios(): Scenario[] {
   return readdirSync(CONFORMANCE_DIR, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && existsSync(join(CONFORMANCE_DIR, entry.name, 'input.csv')))
     .map(({ name }) => {
-      const sql = existsSync(join(CONFORMANCE_DIR, name, QUERY_FILE));
+      const query = join(CONFORMANCE_DIR, name, QUERY_FILE);
+      const sql = existsSync(query);
       return {
         name,
         folder: join(CONFORMANCE_DIR, name),
         javaClass: sql ? 'Sql' : name.replace(/(^|-)(\w)/g, (_, __, letter: string) => letter.toUpperCase()),
         sql,
+        finalTable: sql && readFileSync(query, 'utf8').includes(FINAL_TABLE_MARK),
       };
     });
 }
@@ -176,7 +185,21 @@ export function queryPipeline(query: string): ScenarioPipeline {
  * order of its own (by key hash) where Sluice emits them by key.
  */
 export function comparable(scenario: Scenario, lines: readonly string[]): string[] {
+  if (scenario.finalTable) return finalTable(lines);
   return scenario.sql ? [...lines].sort() : [...lines];
+}
+
+/** The rows a changelog leaves, sorted: +I and +U add a row as `[…]`, -U and -D take one away. */
+function finalTable(lines: readonly string[]): string[] {
+  const rows: string[] = [];
+  for (const line of lines) {
+    const row = line.slice(2);
+    const at = rows.indexOf(row);
+    if (line.startsWith('+')) rows.push(row);
+    else if (at < 0) rows.push(`${line} retracts a row the table does not hold`);
+    else rows.splice(at, 1);
+  }
+  return rows.sort();
 }
 
 const INPUT_TOPIC = 'conformance-input';

@@ -76,9 +76,14 @@ const ON_THE_RUNTIME = [
   'sql-group-aggregate',
   'sql-group-having',
   'sql-group-projection',
+  'sql-join-inner',
+  'sql-join-left',
+  'sql-join-comma',
+  'sql-join-aggregate',
+  'sql-join-expression-keys',
 ];
 /** Scenarios keyed by another key than the event's, whose source is therefore not partitioned by the record key. */
-const REKEYED = ['window-join', 'window-cogroup'];
+const REKEYED = ['window-join', 'window-cogroup', 'sql-join-expression-keys'];
 /** Flink's end of input, as a watermark. */
 const END_OF_INPUT = Number.MAX_SAFE_INTEGER;
 
@@ -147,7 +152,8 @@ describe('conformance scenarios on the serverless runtime', () => {
     }
     const expected = expectedOutput(scenario).lines;
     expect(expected.length, "Flink wrote something").toBeGreaterThan(0);
-    const output = await consumeAll(`${name}-out`, { expected: expected.length });
+    // The changes that leave a final table may be fewer than Flink's, which are ordered otherwise.
+    const output = await consumeAll(`${name}-out`, { expected: scenario.finalTable ? comparable(scenario, expected).length : expected.length });
     // A query's lines are its changes alone, without the record timestamps a DataStream scenario prints.
     const lines = output.map((record) => (scenario.sql ? (record.value ?? '') : line(record.timestamp, record.value ?? '')));
     expect(comparable(scenario, lines)).toEqual(comparable(scenario, expected));

@@ -46,7 +46,11 @@ describe('SQL errors', () => {
 
   it.each([
     ['MATCH_RECOGNIZE', 'SELECT * FROM events MATCH_RECOGNIZE (PARTITION BY k)'],
-    ['JOIN', 'SELECT * FROM events a JOIN events b ON a.k = b.k'],
+    ['a window join (a JOIN of window table functions)', "SELECT a.k, b.v FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) a JOIN events b ON a.k = b.k"],
+    ['a INNER JOIN without an equality between a column of each input (a cross join)', 'SELECT a.k, b.v FROM events a, events b WHERE a.v < b.v'],
+    ['JOIN … USING (write the columns in ON)', 'SELECT a.k, b.v FROM events a JOIN events b USING (k)'],
+    ['LEFT JOIN over an updating result (of GROUP BY k)', 'SELECT a.k, b.n FROM events a LEFT JOIN (SELECT k, COUNT(*) AS n FROM events GROUP BY k) b ON a.k = b.k'],
+    ['INSERT INTO sink of the +I, -D changes of a LEFT JOIN (toChangelogStream reads them)', 'SELECT a.k, b.v FROM events a LEFT JOIN events b ON a.k = b.k'],
     ['OVER aggregations', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) FROM events'],
     ['the SESSION window function outside a window aggregation', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
     ['UNION ALL over an updating result (of GROUP BY k)', 'SELECT k, COUNT(*) FROM events GROUP BY k UNION ALL SELECT k, v FROM events'],

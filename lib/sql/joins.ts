@@ -1,0 +1,201 @@
+import { MapStateDescriptor, StateTtlConfig, type MapState } from '../api/state.js';
+import type { Collector } from '../api/functions.js';
+import type { Expression, Relation } from './ast.js';
+import type { Field, Row, Scope } from './compiled.js';
+import { SqlError, SqlUnsupportedError } from './errors.js';
+import { compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
+import type { PlannedRelation } from './kafka-table.js';
+import { appendOnly, columnList, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { commonType } from './type-rules.js';
+import type { SqlType, SqlValue } from './types.js';
+import { widen } from './values.js';
+
+type JoinRelation = Extract<Relation, { kind: 'join' }>;
+
+/** A row on its way to the join, with the input it came from. */
+interface Sided {
+  readonly side: 0 | 1;
+  readonly row: Row;
+}
+
+/**
+ * One input's rows of a join key, as Flink's join state views keep them: each distinct row with
+ * how many times it arrived and, for the outer side of an outer join, how many rows of the other
+ * input it has matched (0: it was emitted padded with NULLs, and a first match retracts that).
+ */
+type StoredRows = MapState<string, [count: number, matches: number]>;
+
+function conjuncts(expression: Expression | undefined): Expression[] {
+  if (!expression) return [];
+  return expression.kind === 'binary' && expression.operator === 'AND' ? [...conjuncts(expression.left), ...conjuncts(expression.right)] : [expression];
+}
+
+/** The columns an expression names, as positions in the scope's row. */
+function columnsOf(expression: Expression | undefined, scope: Scope, found: number[] = []): number[] {
+  if (!expression) return found;
+  if (expression.kind === 'column') found.push(resolveField(scope, expression.name, expression.table, expression.position));
+  for (const child of subexpressions(expression)) columnsOf(child, scope, found);
+  return found;
+}
+
+/** Whether every column an expression names is in the scope: a comma join takes the WHERE's conditions on its own inputs. */
+function within(expression: Expression, scope: Scope): boolean {
+  try {
+    columnsOf(expression, scope);
+    return true;
+  } catch (error) {
+    if (error instanceof SqlError) return false;
+    throw error;
+  }
+}
+
+/** Which inputs an expression reads: 'left', 'right', 'both', or 'none' for a constant. */
+function sidesOf(expression: Expression, scope: Scope, leftWidth: number): 'left' | 'right' | 'both' | 'none' {
+  const columns = columnsOf(expression, scope);
+  const left = columns.some((c) => c < leftWidth);
+  const right = columns.some((c) => c >= leftWidth);
+  return left && right ? 'both' : left ? 'left' : right ? 'right' : 'none';
+}
+
+/** An equality between one input's expression and the other's: the join's keys. */
+interface EquiKey {
+  readonly left: Expression;
+  readonly right: Expression;
+}
+
+function equiKey(expression: Expression, scope: Scope, leftWidth: number): EquiKey | undefined {
+  if (expression.kind !== 'binary' || expression.operator !== '=') return undefined;
+  const a = sidesOf(expression.left, scope, leftWidth);
+  const b = sidesOf(expression.right, scope, leftWidth);
+  if (a === 'left' && b === 'right') return { left: expression.left, right: expression.right };
+  if (a === 'right' && b === 'left') return { left: expression.right, right: expression.left };
+  return undefined;
+}
+
+/** The columns after a join: nullable where an outer join may pad them with NULL, and no longer time attributes, as in Flink. */
+function nullable(fields: readonly Field[], padded: boolean): Field[] {
+  return fields.map((f) => ({ ...f, type: { ...f.type, ...(padded ? { nullable: true } : {}), ...('rowtime' in f.type ? { rowtime: false } : {}) } }));
+}
+
+/** One input's key evaluator, its values widened to the type both inputs' keys compare in. */
+function keyEvaluator(expressions: readonly Expression[], scope: Scope, types: readonly SqlType[]): (row: Row) => SqlValue[] {
+  const compiled = expressions.map((expression) => compileExpression(expression, scope));
+  return (row) => compiled.map(({ evaluate, type }, i) => widen(evaluate(row), type, types[i] as SqlType));
+}
+
+/**
+ * A regular join, as Flink's StreamingJoinOperator runs it: both inputs keyed by the ON
+ * clause's equalities, each input's rows so far in keyed state, and each new row joined with
+ * the other input's rows of its key that meet the rest of the condition. Over insert-only
+ * inputs an inner join only inserts; an outer join emits a row padded with NULLs while it has
+ * no match, and retracts it (-D) when its first match arrives.
+ *
+ * `table.exec.state.ttl` expires each stored row on its own, as Flink's does. A comma or CROSS
+ * JOIN joins by the conditions of `where` (the query's WHERE) on its inputs' columns; the WHERE
+ * still filters what it gives.
+ */
+export function planRegularJoin(
+  join: JoinRelation,
+  inputs: { readonly left: PlannedRelation; readonly right: PlannedRelation },
+  where: Expression | undefined,
+  context: PlanContext,
+  text: string,
+): PlannedRelation {
+  const left = appendOnly(inputs.left, `${join.type} JOIN`, join.position, text);
+  const right = appendOnly(inputs.right, `${join.type} JOIN`, join.position, text);
+  const joinedFields = [...nullable(left.fields, join.type === 'RIGHT' || join.type === 'FULL'), ...nullable(right.fields, join.type === 'LEFT' || join.type === 'FULL')];
+  const scope = scopeOf(joinedFields, context, text);
+  const width = left.fields.length;
+  const condition = join.condition ? conjuncts(join.condition) : conjuncts(where).filter((conjunct) => within(conjunct, scope));
+  const keys: EquiKey[] = [];
+  const residual: Expression[] = [];
+  for (const conjunct of condition) {
+    const key = equiKey(conjunct, scope, width);
+    if (key) keys.push(key);
+    else residual.push(conjunct);
+  }
+  if (keys.length === 0) {
+    throw new SqlUnsupportedError(`a ${join.type} JOIN without an equality between a column of each input (a cross join)`, join.position, text);
+  }
+  const leftScope = scopeOf(left.fields, context, text);
+  const rightScope = scopeOf(right.fields, context, text);
+  const types = keys.map((key, i) =>
+    commonType([compileExpression(key.left, leftScope).type, compileExpression(key.right, rightScope).type], scope, join.position, `the join's equality ${i + 1}`),
+  );
+  const leftKey = keyEvaluator(keys.map((k) => k.left), leftScope, types);
+  const rightKey = keyEvaluator(keys.map((k) => k.right), rightScope, types);
+  const matches = residual.length === 0 ? undefined : compileBoolean(residual.reduce((a, b) => ({ kind: 'binary', operator: 'AND', left: a, right: b, position: a.position })), scope, 'ON');
+  const outer = [join.type === 'LEFT' || join.type === 'FULL', join.type === 'RIGHT' || join.type === 'FULL'] as const;
+  const updating = outer[0] || outer[1];
+  // One key is itself, as a keyBy's would be; several are a JSON array.
+  const keyOf = (values: SqlValue[]) => (values.length === 1 ? values[0] : JSON.stringify(values));
+  const ttl = context.session.stateTtl;
+  const descriptor = (name: string) => {
+    const d = new MapStateDescriptor<string, [number, number]>(name);
+    if (ttl !== undefined) d.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
+    return d;
+  };
+  const padding = [left.fields.map(() => null), right.fields.map(() => null)] as const;
+  const emit = (out: Collector<Row>, row: Row, kind: '+I' | '-D') => out.collect(updating ? [...row, kind] : row);
+  const sided = (stream: PlannedRelation['stream'], side: 0 | 1) => stream.map((row): Sided => ({ side, row }));
+  const joined = sided(left.stream, 0)
+    .union(sided(right.stream, 1))
+    .keyBy((element) => keyOf(element.side === 0 ? leftKey(element.row) : rightKey(element.row)))
+    .withState((state) => [state.getMapState(descriptor('left-rows')), state.getMapState(descriptor('right-rows'))] as const)
+    .process<Row>({
+      processElement({ side, row }, { state }, out) {
+        const own: StoredRows = state[side];
+        const other: StoredRows = state[side === 0 ? 1 : 0];
+        const otherSide = side === 0 ? 1 : 0;
+        const pair = (mine: Row, theirs: Row) => (side === 0 ? [...mine, ...theirs] : [...theirs, ...mine]);
+        // SQL's equality never holds for NULL: such a row matches nothing, and nothing needs it later.
+        if ((side === 0 ? leftKey(row) : rightKey(row)).includes(null)) {
+          if (outer[side]) emit(out, pair(row, padding[otherSide]), '+I');
+          return;
+        }
+        let matched = 0;
+        for (const [stored, [count, theirMatches]] of other.entries()) {
+          const theirs = JSON.parse(stored) as Row;
+          const both = pair(row, theirs);
+          if (matches && matches.evaluate(both) !== true) continue;
+          matched += count;
+          for (let i = 0; i < count; i++) {
+            if (outer[otherSide] && theirMatches === 0) emit(out, pair(padding[side], theirs), '-D');
+            emit(out, both, '+I');
+          }
+          if (outer[otherSide]) other.put(stored, [count, theirMatches + 1]);
+        }
+        if (outer[side] && matched === 0) emit(out, pair(row, padding[otherSide]), '+I');
+        const key = JSON.stringify(row);
+        const [count = 0] = own.get(key) ?? [];
+        own.put(key, [count + 1, matched]);
+      },
+    });
+  const equalities = keys.map((k) => `${describe(k.left)} = ${describe(k.right)}`).join(' AND ');
+  const rest = residual.length === 0 ? '' : ` AND ${residual.length} more condition${residual.length === 1 ? '' : 's'}`;
+  const joinType = join.type === 'INNER' ? 'InnerJoin' : `${join.type[0]}${join.type.slice(1).toLowerCase()}OuterJoin`;
+  sqlOperator(
+    joined,
+    context,
+    'join',
+    `Join(joinType=[${joinType}], where=[${equalities}${rest}], select=[${columnList(joinedFields)}], state=[each input's rows by join key])`,
+    updating ? 'retract: +I, -D' : 'insert-only',
+  );
+  return {
+    stream: joined,
+    fields: joinedFields,
+    rowtime: undefined,
+    ...(updating ? { updating: { keys: [], producer: `${join.type} JOIN`, kinds: '+I, -D' } } : {}),
+  };
+}
+
+/** An equality's side for `explain`: its column, or that it is an expression. */
+function describe(expression: Expression): string {
+  if (expression.kind !== 'column') return 'an expression';
+  return expression.table ? `${expression.table}.${expression.name}` : expression.name;
+}
+
+/** A window TVF on either side of a join is Flink's window join, which Sluice does not run yet. */
+export function refuseWindowJoin(join: JoinRelation, text: string): void {
+  if (join.left.kind === 'window' || join.right.kind === 'window') throw new SqlUnsupportedError('a window join (a JOIN of window table functions)', join.position, text);
+}
