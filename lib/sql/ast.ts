@@ -29,9 +29,16 @@ export type Expression =
       readonly filter: Expression | undefined;
       /** COUNT(*) */
       readonly star: boolean;
-      readonly over: boolean;
+      /** `OVER (PARTITION BY … ORDER BY …)`, as ROW_NUMBER() takes it. */
+      readonly over: OverClause | undefined;
       readonly position: SqlPosition;
     };
+
+export interface OverClause {
+  readonly partitionBy: readonly Expression[];
+  readonly orderBy: readonly { readonly expression: Expression; readonly descending: boolean }[];
+  readonly position: SqlPosition;
+}
 
 /** A type as written: its name, and its parameters such as DECIMAL(10, 2)'s. */
 export interface TypeName {

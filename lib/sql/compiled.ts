@@ -6,6 +6,8 @@ export interface Field {
   readonly name: string;
   readonly type: SqlType;
   readonly qualifier?: string | undefined;
+  /** A column a plan adds for itself (a Top-N's rank before its query names it): `*` leaves it out. */
+  readonly hidden?: boolean;
 }
 
 /** What an expression may name, and the session it is evaluated in. */

@@ -1,6 +1,6 @@
 import type { Expression, TypeName } from './ast.js';
 import { decimalAdd, decimalDivide, decimalMultiply, decimalNegate, decimalSubtract, toDecimal } from './decimal.js';
-import type { SqlPosition } from './errors.js';
+import { SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { castTo, resolveType } from './casts.js';
 import { sqlError, type Compiled, type Field, type Row, type Scope } from './compiled.js';
 import { commonType } from './type-rules.js';
@@ -113,6 +113,10 @@ export function compileExpression(expression: Expression, scope: Scope): Compile
     case 'case':
       return caseWhen(expression, scope);
     case 'call':
+      if (expression.over) {
+        const feature = expression.name === 'ROW_NUMBER' ? 'ROW_NUMBER() other than in a Top-N (a subquery selecting it, and WHERE rownum <= N over that)' : 'OVER aggregations';
+        throw new SqlUnsupportedError(feature, expression.position, scope.text);
+      }
       if (AGGREGATE_FUNCTIONS.has(expression.name)) {
         throw sqlError(scope, `the aggregate ${expression.name} stands only in the SELECT list or HAVING of a grouped query`, expression.position);
       }

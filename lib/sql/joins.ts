@@ -185,7 +185,7 @@ export function planRegularJoin(
     stream: joined,
     fields: joinedFields,
     rowtime: undefined,
-    ...(updating ? { updating: { keys: [], producer: `${join.type} JOIN`, kinds: '+I, -D' } } : {}),
+    ...(updating ? { updating: { keys: [], producer: `the ${join.type} JOIN`, kinds: '+I, -D' } } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { ColumnDefinition, CreateTable, Expression, JoinType, Query, Relation, Select, SelectItem, Statement, TypeName } from './ast.js';
+import type { ColumnDefinition, CreateTable, Expression, JoinType, OverClause, Query, Relation, Select, SelectItem, Statement, TypeName } from './ast.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { tokenize, type Token } from './lexer.js';
 
@@ -413,7 +413,7 @@ class Parser {
       for (const truth of ['TRUE', 'FALSE'] as const) {
         if (this.acceptWords(truth)) {
           const literal: Expression = { kind: 'literal', value: truth === 'TRUE', text: truth, position: start.position };
-          const test: Expression = { kind: 'call', name: 'IS_TRUTH', args: [left, literal], distinct: false, filter: undefined, star: false, over: false, position: start.position };
+          const test: Expression = { kind: 'call', name: 'IS_TRUTH', args: [left, literal], distinct: false, filter: undefined, star: false, over: undefined, position: start.position };
           return negated ? { kind: 'unary', operator: 'NOT', operand: test, position: start.position } : test;
         }
       }
@@ -556,14 +556,34 @@ class Parser {
       filter = this.expression();
       this.expect(')');
     }
-    if (this.peek().upper === 'OVER') throw new SqlUnsupportedError('OVER aggregations', this.peek().position, this.text);
+    const over = this.peek().upper === 'OVER' ? this.over() : undefined;
     if (this.peek().upper === 'WITHIN') throw new SqlUnsupportedError('WITHIN GROUP', this.peek().position, this.text);
-    return { kind: 'call', name, args, distinct, filter, star, over: false, position };
+    return { kind: 'call', name, args, distinct, filter, star, over, position };
+  }
+
+  /** OVER (PARTITION BY … ORDER BY … [ASC|DESC], …); frames and named windows are not run yet. */
+  private over(): OverClause {
+    const start = this.peek();
+    this.expectWords('OVER');
+    if (!this.accept('(')) throw new SqlUnsupportedError('a named OVER window', this.peek().position, this.text);
+    const partitionBy = this.acceptWords('PARTITION', 'BY') ? this.commaSeparated(() => this.expression()) : [];
+    const orderBy = this.acceptWords('ORDER', 'BY')
+      ? this.commaSeparated(() => {
+          const expression = this.expression();
+          const descending = this.acceptWords('DESC');
+          if (!descending) this.acceptWords('ASC');
+          if (this.peek().upper === 'NULLS') throw new SqlUnsupportedError('NULLS FIRST or LAST in OVER', this.peek().position, this.text);
+          return { expression, descending };
+        })
+      : [];
+    if (['ROWS', 'RANGE'].includes(this.peek().upper)) throw new SqlUnsupportedError('OVER aggregations (a ROWS or RANGE frame)', this.peek().position, this.text);
+    this.expect(')');
+    return { partitionBy, orderBy, position: start.position };
   }
 
   /** SUBSTRING(s FROM a [FOR b]), TRIM([BOTH|LEADING|TRAILING] [c] FROM s), POSITION(a IN b), EXTRACT(unit FROM t): Flink's keyword forms beside the comma ones. */
   private keywordCall(name: string, position: SqlPosition): Expression {
-    const call = (args: Expression[]): Expression => ({ kind: 'call', name, args, distinct: false, filter: undefined, star: false, over: false, position });
+    const call = (args: Expression[]): Expression => ({ kind: 'call', name, args, distinct: false, filter: undefined, star: false, over: undefined, position });
     const literal = (text: string): Expression => ({ kind: 'literal', value: text, text, position });
     if (name === 'EXTRACT') throw new SqlUnsupportedError('EXTRACT', position, this.text);
     if (name === 'TRIM') {

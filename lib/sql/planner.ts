@@ -8,6 +8,7 @@ import { SqlError, SqlUnsupportedError } from './errors.js';
 import type { Compiled, Field, Row, Scope } from './compiled.js';
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
 import { planRegularJoin, refuseWindowJoin } from './joins.js';
+import { planRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
 import { commonType } from './type-rules.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
 import { appendOnly, changelogMode, columnList, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
@@ -183,7 +184,7 @@ function planUnion(query: Extract<Query, { kind: 'unionAll' }>, context: PlanCon
 /** The aggregate calls in an expression, outermost only, each once. */
 function aggregateCalls(expression: Expression | undefined, found: Extract<Expression, { kind: 'call' }>[] = []): Extract<Expression, { kind: 'call' }>[] {
   if (!expression) return found;
-  if (expression.kind === 'call' && AGGREGATE_FUNCTIONS.has(expression.name)) {
+  if (expression.kind === 'call' && AGGREGATE_FUNCTIONS.has(expression.name) && !expression.over) {
     if (!found.some((call) => canonical(call) === canonical(expression))) found.push(expression);
     return found;
   }
@@ -207,7 +208,7 @@ function selectItems(select: Select, fields: readonly Field[], text: string): { 
   return select.items.flatMap((item, index) => {
     const { expression } = item;
     if (expression.kind === 'star') {
-      const chosen = fields.filter((f) => expression.table === undefined || f.qualifier?.toLowerCase() === expression.table.toLowerCase());
+      const chosen = fields.filter((f) => !f.hidden && (expression.table === undefined || f.qualifier?.toLowerCase() === expression.table.toLowerCase()));
       if (chosen.length === 0) throw new SqlError(`no table named '${expression.table ?? ''}' in FROM`, expression.position, text);
       return chosen.map((f): { expression: Expression; name: string } => ({ expression: { kind: 'column', table: f.qualifier, name: f.name, position: expression.position }, name: f.name }));
     }
@@ -216,8 +217,10 @@ function selectItems(select: Select, fields: readonly Field[], text: string): { 
 }
 
 function planSelect(written: Select, context: PlanContext, text: string): PlannedRelation {
-  const select = withWindowTableFunction(written, text);
-  const from = planRelation(select.from, context, text, select.where);
+  const windowed = withWindowTableFunction(written, text);
+  const ranking = rankingOf(windowed, text);
+  const select = ranking ? { ...windowed, where: ranking.where } : windowed;
+  const from = ranking ? planTopN(ranking, select.from.alias, context, text) : planRelation(select.from, context, text, select.where);
   const calls = [...select.items.flatMap((item) => aggregateCalls(item.expression)), ...aggregateCalls(select.having)];
   const grouped = select.groupBy.length > 0 || calls.length > 0;
   if (grouped) {
@@ -227,6 +230,27 @@ function planSelect(written: Select, context: PlanContext, text: string): Planne
   if (select.having) throw new SqlError('HAVING needs GROUP BY or an aggregate', select.having.position, text);
   const input = materialized(from, context, text);
   return project(select, input, context, text);
+}
+
+/**
+ * A subquery that selects ROW_NUMBER() OVER (…), under a WHERE that keeps its first N ranks: its
+ * FROM and WHERE, ranked, then its SELECT list with the rank in ROW_NUMBER()'s place.
+ */
+function planTopN(ranking: Ranking, alias: string | undefined, context: PlanContext, text: string): PlannedRelation {
+  const { inner } = ranking;
+  if (inner.groupBy.length > 0 || inner.items.some((item) => aggregateCalls(item.expression).length > 0)) {
+    throw new SqlUnsupportedError('a Top-N over an aggregation (an updating input)', ranking.over.position, text);
+  }
+  const from = planRelation(inner.from, context, text, inner.where);
+  if (isWindowed(from)) throw new SqlUnsupportedError('a window Top-N (ROW_NUMBER() over a window table function)', ranking.over.position, text);
+  const input = appendOnly(from, 'a Top-N', ranking.over.position, text);
+  const condition = inner.where && compileBoolean(inner.where, scopeOf(input.fields, context, text), 'WHERE');
+  const rows = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', 'insert-only') : input.stream;
+  const ranked = planRank({ ...input, stream: rows }, ranking, context, text);
+  const rank: Expression = { kind: 'column', table: undefined, name: RANK_COLUMN, position: ranking.over.position };
+  const items = inner.items.map((item, i) => (i === ranking.rankItem ? { expression: rank, alias: item.alias ?? `EXPR$${i}` } : item));
+  const projected = project({ ...inner, items, where: undefined }, ranked, context, text);
+  return alias ? qualified(projected, alias) : projected;
 }
 
 function project(select: Select, input: PlannedRelation, context: PlanContext, text: string): PlannedRelation {

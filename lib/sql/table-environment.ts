@@ -202,7 +202,7 @@ export class StreamTableEnvironment {
     const sink = kafkaSink(table);
     if (query.updating?.kinds) {
       throw new SqlUnsupportedError(
-        `INSERT INTO ${table.name} of the ${query.updating.kinds} changes of a ${query.updating.producer} (toChangelogStream reads them)`,
+        `INSERT INTO ${table.name} of the ${query.updating.kinds} changes ${query.updating.producer} makes (toChangelogStream reads them)`,
         statement.position,
         text,
       );

@@ -81,9 +81,14 @@ const ON_THE_RUNTIME = [
   'sql-join-comma',
   'sql-join-aggregate',
   'sql-join-expression-keys',
+  'sql-top-n',
+  'sql-top-n-without-rank',
+  'sql-top-n-global',
+  'sql-dedup-first-late',
+  'sql-dedup-last',
 ];
 /** Scenarios keyed by another key than the event's, whose source is therefore not partitioned by the record key. */
-const REKEYED = ['window-join', 'window-cogroup', 'sql-join-expression-keys'];
+const REKEYED = ['window-join', 'window-cogroup', 'sql-join-expression-keys', 'sql-top-n-global'];
 /** Flink's end of input, as a watermark. */
 const END_OF_INPUT = Number.MAX_SAFE_INTEGER;
 

@@ -1,0 +1,193 @@
+import { StateTtlConfig, ValueStateDescriptor } from '../api/state.js';
+import type { Expression, OverClause, Select } from './ast.js';
+import type { Field, Row } from './compiled.js';
+import { SqlUnsupportedError } from './errors.js';
+import { compileExpression, resolveField } from './expressions.js';
+import type { PlannedRelation } from './kafka-table.js';
+import { columnList, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { BIGINT, type SqlValue } from './types.js';
+import { compareValues } from './values.js';
+
+/** The column a Top-N adds for the rank, before the query that selects ROW_NUMBER() names it. */
+export const RANK_COLUMN = '$rank';
+
+/**
+ * A Top-N as Flink recognizes one: a subquery that selects `ROW_NUMBER() OVER (PARTITION BY …
+ * ORDER BY …)`, and a WHERE over it that keeps the ranks up to N.
+ */
+export interface Ranking {
+  /** The subquery, with its ROW_NUMBER() item at `rankItem`. */
+  readonly inner: Select;
+  readonly rankItem: number;
+  readonly over: OverClause;
+  /** The last rank kept. */
+  readonly limit: number;
+  /** Whether the outer query selects the rank: if not, Flink neither computes nor emits it. */
+  readonly rankSelected: boolean;
+  /** The outer WHERE without the conditions on the rank, which the Top-N keeps. */
+  readonly where: Expression | undefined;
+}
+
+function conjuncts(expression: Expression | undefined): Expression[] {
+  if (!expression) return [];
+  return expression.kind === 'binary' && expression.operator === 'AND' ? [...conjuncts(expression.left), ...conjuncts(expression.right)] : [expression];
+}
+
+/** The last rank a condition on the rank column keeps (`rn <= 3`, `rn < 4`, `rn = 1`), if it is one. */
+function lastRank(condition: Expression, rankName: string): number | undefined {
+  if (condition.kind !== 'binary' || condition.left.kind !== 'column' || condition.left.name.toLowerCase() !== rankName) return undefined;
+  const bound = condition.right;
+  if (bound.kind !== 'literal' || typeof bound.value !== 'number' || !Number.isInteger(bound.value)) return undefined;
+  switch (condition.operator) {
+    case '<=':
+      return bound.value;
+    case '<':
+      return bound.value - 1;
+    case '=':
+      return bound.value === 1 ? 1 : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The Top-N a query makes of its FROM subquery, or undefined when that subquery selects no ROW_NUMBER() OVER. */
+export function rankingOf(select: Select, text: string): Ranking | undefined {
+  if (select.from.kind !== 'subquery' || select.from.query.kind !== 'select') return undefined;
+  const inner = select.from.query;
+  const rankItem = inner.items.findIndex(({ expression }) => expression.kind === 'call' && expression.name === 'ROW_NUMBER' && expression.over);
+  const item = inner.items[rankItem];
+  if (!item || item.expression.kind !== 'call' || !item.expression.over) return undefined;
+  const rankName = (item.alias ?? `EXPR$${rankItem}`).toLowerCase();
+  const over = item.expression.over;
+  const conditions = conjuncts(select.where);
+  const limits = conditions.flatMap((condition) => lastRank(condition, rankName) ?? []);
+  const rest = conditions.filter((condition) => lastRank(condition, rankName) === undefined);
+  const where = rest.length === 0 ? undefined : rest.reduce((a, b): Expression => ({ kind: 'binary', operator: 'AND', left: a, right: b, position: a.position }));
+  if (limits.length === 0) {
+    throw new SqlUnsupportedError(`ROW_NUMBER() without a WHERE ${rankName} <= N over it (an OVER aggregation rather than a Top-N)`, item.expression.position, text);
+  }
+  if (over.orderBy.length === 0) throw new SqlUnsupportedError('a Top-N without ORDER BY in its OVER', over.position, text);
+  const limit = Math.min(...limits);
+  if (limit < 1) throw new SqlUnsupportedError(`a Top-N that keeps no rank (${rankName} <= ${limit})`, select.where?.position ?? select.position, text);
+  const rankSelected = select.items.some(
+    ({ expression }) => expression.kind === 'star' || (expression.kind === 'column' && expression.name.toLowerCase() === rankName),
+  );
+  return { inner, rankItem, over, limit, rankSelected, where };
+}
+
+/**
+ * Ranks the input's rows per partition, as Flink's append-only Rank and Deduplicate do: the
+ * input's fields and the rank (`RANK_COLUMN`, hidden), with the changes that keep ranks 1 to N.
+ *
+ * - **Deduplication** (N = 1 by the time attribute, the rank not selected): each partition's
+ *   first row (ascending), emitted once the watermark passes its time and never changed, so
+ *   insert-only and still timed by its rowtime; or its last (descending, a later row winning a
+ *   tie), +I and then -U/+U.
+ * - **Top-N** with the rank selected: a row entering at rank r moves every row from r on down
+ *   one rank, an update (-U, +U) per rank that changes and +I for a rank filled the first time.
+ * - **Top-N** without it: +I for the row that enters, -D for the row that leaves the N.
+ *
+ * Rows of equal order rank in their arrival order. Each partition keeps its N rows in keyed
+ * state, until `table.exec.state.ttl` expires them.
+ */
+export function planRank(input: PlannedRelation, ranking: Ranking, context: PlanContext, text: string): PlannedRelation {
+  const scope = scopeOf(input.fields, context, text);
+  const { over, limit, rankSelected } = ranking;
+  const partitions = over.partitionBy.map((expression) => compileExpression(expression, scope));
+  const orders = over.orderBy.map(({ expression, descending }) => ({ compiled: compileExpression(expression, scope), descending, expression }));
+  const [firstOrder] = orders;
+  const byTime =
+    orders.length === 1 && firstOrder?.expression.kind === 'column' && resolveField(scope, firstOrder.expression.name, firstOrder.expression.table, firstOrder.expression.position) === input.rowtime;
+  const deduplicate = limit === 1 && !rankSelected && byTime;
+  const width = input.fields.length;
+  const compare = (a: Row, b: Row): number => {
+    for (const { compiled, descending } of orders) {
+      const x = compiled.evaluate(a);
+      const y = compiled.evaluate(b);
+      // NULL is the lowest value, as Flink collates it: first ascending, last descending.
+      const order = x === null || y === null ? Number(y === null) - Number(x === null) : compareValues(x, y, compiled.type);
+      if (order !== 0) return descending ? -order : order;
+    }
+    return 0;
+  };
+  const { keyOf } = groupKey(partitions.map((p) => p.evaluate));
+  const descriptor = new ValueStateDescriptor<Row[]>('top-rows');
+  if (context.session.stateTtl !== undefined) descriptor.enableTimeToLive(StateTtlConfig.newBuilder(context.session.stateTtl).build());
+  const keyed = input.stream.keyBy((row) => (partitions.length === 0 ? '' : keyOf(row))).withState((state) => state.getState(descriptor));
+  const strategy = !deduplicate ? 'top-n' : orders.some((o) => o.descending) ? 'keep-last' : 'keep-first';
+  const time = input.rowtime as number;
+  const ranked =
+    strategy === 'keep-first'
+      ? // Insert-only, as Flink's: the earliest row is final once the watermark passes its time; a
+        // row before the watermark is late, and dropped. The state is [] once emitted.
+        keyed.process<Row>({
+          processElement(row, { state, timerService }) {
+            const kept = state.value();
+            const at = row[time] as number;
+            if (kept?.length === 0 || at < timerService().currentWatermark()) return;
+            const [earliest] = kept ?? [];
+            if (earliest && compare(row, earliest) >= 0) return;
+            state.update([row]);
+            timerService().registerEventTimeTimer(at);
+          },
+          onTimer(timestamp, { state }, out) {
+            const [earliest] = state.value() ?? [];
+            if (!earliest || earliest[time] !== timestamp) return;
+            out.collect(earliest);
+            state.update([]);
+          },
+        })
+      : keyed.process<Row>({
+          processElement(row, { state }, out) {
+            const emit = (changed: Row, rank: SqlValue, kind: string) => out.collect([...changed, rank, kind]);
+            const rows = state.value() ?? [];
+            if (strategy === 'keep-last') {
+              // A later row replaces the kept one, and so does a row of the same time.
+              const [kept] = rows;
+              if (kept && compare(row, kept) > 0) return;
+              if (kept) {
+                emit(kept, null, '-U');
+                emit(row, null, '+U');
+              } else emit(row, null, '+I');
+              state.update([row]);
+              return;
+            }
+            const at = rows.findIndex((kept) => compare(row, kept) < 0);
+            const rank = at < 0 ? rows.length : at;
+            if (rank >= limit) return;
+            const next = [...rows.slice(0, rank), row, ...rows.slice(rank)];
+            const dropped = next.length > limit ? next.pop() : undefined;
+            state.update(next);
+            if (!rankSelected) {
+              if (dropped) emit(dropped, null, '-D');
+              emit(row, null, '+I');
+              return;
+            }
+            for (let i = rank; i < next.length; i++) {
+              const old = rows[i];
+              if (old) emit(old, i + 1, '-U');
+              emit(next[i] as Row, i + 1, old ? '+U' : '+I');
+            }
+          },
+        });
+  const partitionColumns = over.partitionBy.map((expression) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
+  const keys = partitionColumns.includes(-1) ? undefined : partitionColumns;
+  const producer = deduplicate ? 'the deduplication (ROW_NUMBER() <= 1)' : `the Top-N (ROW_NUMBER() <= ${limit})`;
+  const updating =
+    strategy === 'keep-first'
+      ? undefined
+      : strategy === 'keep-last'
+        ? { keys: keys ?? [], producer }
+        : rankSelected
+          ? { keys: keys ? [...keys, width] : [], producer }
+          : { keys: [], producer, kinds: '+I, -D' };
+  const plainTimes = input.fields.map((f) => ({ ...f, type: { ...f.type, ...('rowtime' in f.type ? { rowtime: false } : {}) } }));
+  const fields: Field[] = [...(strategy === 'keep-first' ? input.fields : plainTimes), { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
+  const order = orders.map(({ expression, descending }) => `${expression.kind === 'column' ? expression.name : 'an expression'} ${descending ? 'DESC' : 'ASC'}`).join(', ');
+  const partitionedBy = columnList(partitionColumns.map((at, i) => ({ name: at < 0 ? `expression ${i + 1}` : (input.fields[at] as Field).name, type: BIGINT })));
+  const plan = deduplicate
+    ? `Deduplicate(keep=[${strategy === 'keep-last' ? 'LastRow' : 'FirstRow'}], key=[${partitionedBy}], order=[ROWTIME], state=[the kept row per key])`
+    : `Rank(strategy=[AppendOnlyTopNStrategy], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${order}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}], state=[the top ${limit} rows per key])`;
+  sqlOperator(ranked, context, deduplicate ? 'deduplicate' : 'rank', plan, updating ? `retract: ${updating.kinds ?? '+I, -U, +U'}` : 'insert-only');
+  return { stream: ranked, fields, rowtime: strategy === 'keep-first' ? input.rowtime : undefined, ...(updating ? { updating } : {}) };
+}

@@ -1,0 +1,3 @@
+SELECT k, v, ts FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ASC) AS rownum FROM events
+) WHERE rownum = 1

@@ -1,0 +1,3 @@
+SELECT * FROM (
+  SELECT k, v, ROW_NUMBER() OVER (ORDER BY v DESC, k) AS r FROM events
+) WHERE r <= 3

@@ -1,0 +1,3 @@
+SELECT k, v, ts FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v ASC) AS rn FROM events WHERE v > 0
+) WHERE rn < 3
