@@ -5,26 +5,30 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EVENT_KINDS, sqlTimestamp, type Bid, type EventKind } from './generator.js';
 
-/** The queries run, in the benchmark's order. */
-export const NEXMARK_QUERIES = ['q0', 'q1', 'q2', 'q11', 'q15', 'q16', 'q17', 'q21', 'q22'] as const;
-export type NexmarkQuery = (typeof NEXMARK_QUERIES)[number];
+/** The queries benched and checked, in the benchmark's order: each reads the bids alone. */
+export const NEXMARK_QUERIES = ['q0', 'q1', 'q2', 'q11', 'q15', 'q16', 'q17', 'q18', 'q19', 'q21', 'q22'] as const;
+/** The queries that join two topics: checked against Flink's results in `npm test`, not benched yet (see NOT_BENCHED). */
+export const JOIN_QUERIES = ['q3', 'q7', 'q9', 'q20'] as const;
+export type NexmarkQuery = (typeof NEXMARK_QUERIES)[number] | (typeof JOIN_QUERIES)[number];
+
+/** Why the join queries are checked but not benched. */
+export const NOT_BENCHED: Readonly<Record<(typeof JOIN_QUERIES)[number], string>> = {
+  q3: 'a join of two topics (auction ⋈ person), and the bench feeds the handler one topic, the bids',
+  q7: 'a join of the bids with their windows\' highest price, repartitioned twice, and the bench runs the handler of one stage',
+  q9: 'a Top-N over a join of two topics (auction ⋈ bid), and the bench feeds the handler one topic, the bids',
+  q20: 'a join of two topics (bid ⋈ auction), and the bench feeds the handler one topic, the bids',
+};
 
 /** The benchmark's queries not run, and why. */
 export const NOT_RUN: Readonly<Record<string, string>> = {
-  q3: 'a regular join (person ⋈ auction): Sluice SQL has no joins yet',
-  q4: 'a regular join and an aggregation over its updates: Sluice SQL has no joins yet',
-  q5: 'a join of two window aggregations: Sluice SQL has no joins yet',
+  q4: 'a join, then an aggregation over an aggregation\'s updates: Sluice SQL does not consume updates yet',
+  q5: 'a join with an aggregation\'s updates (the most bids per window): Sluice SQL does not consume updates yet',
   q6: 'OVER … ROWS on an updating input: Flink does not run it either',
-  q7: 'a window join: Sluice SQL has no joins yet',
-  q8: 'a window join: Sluice SQL has no joins yet',
-  q9: 'Top-N (ROW_NUMBER) over a join: Sluice SQL has neither yet',
+  q8: 'a window join: Sluice SQL has no window joins yet',
   q10: 'a filesystem sink: left out by the benchmark issue, Sluice writes Kafka',
   q12: 'processing-time windows: results depend on the wall clock, nothing to compare',
   q13: 'processing-time windows and a lookup join: results depend on the wall clock',
   q14: 'a Java user-defined function (count_char): Sluice SQL has no CREATE FUNCTION yet',
-  q18: 'deduplication (ROW_NUMBER): Sluice SQL has no deduplication yet',
-  q19: 'Top-N (ROW_NUMBER): Sluice SQL has no Top-N yet',
-  q20: 'a regular join (bid ⋈ auction): Sluice SQL has no joins yet',
 };
 
 /** The column a window query writes its window's end to. */
@@ -41,6 +45,8 @@ export const GROUP_KEYS: Partial<Record<NexmarkQuery, (bid: Bid) => string>> = {
   q15: (bid) => day(bid.dateTime),
   q16: (bid) => JSON.stringify([bid.channel, day(bid.dateTime)]),
   q17: (bid) => JSON.stringify([bid.auction, day(bid.dateTime)]),
+  q18: (bid) => JSON.stringify([bid.bidder, bid.auction]),
+  q19: (bid) => String(bid.auction),
 };
 
 /** Bounded out-of-orderness of every table's watermark, as the benchmark's DDL. */

@@ -85,7 +85,8 @@ export function rankingOf(select: Select, text: string): Ranking | undefined {
  *   tie), +I and then -U/+U.
  * - **Top-N** with the rank selected: a row entering at rank r moves every row from r on down
  *   one rank, an update (-U, +U) per rank that changes and +I for a rank filled the first time.
- * - **Top-N** without it: +I for the row that enters, -D for the row that leaves the N.
+ * - **Top-N** without it: -D for the row that leaves the N, +I for the row that enters; keyed
+ *   by the partition when N = 1.
  *
  * Rows of equal order rank in their arrival order. Each partition keeps its N rows in keyed
  * state, until `table.exec.state.ttl` expires them.
@@ -180,7 +181,8 @@ export function planRank(input: PlannedRelation, ranking: Ranking, context: Plan
         ? { keys: keys ?? [], producer }
         : rankSelected
           ? { keys: keys ? [...keys, width] : [], producer }
-          : { keys: [], producer, kinds: '+I, -D' };
+          : // With N = 1 a partition holds one row: its key is the partition's, as Flink's upsert key.
+            { keys: limit === 1 && keys ? keys : [], producer, kinds: '+I, -D' };
   const plainTimes = input.fields.map((f) => ({ ...f, type: { ...f.type, ...('rowtime' in f.type ? { rowtime: false } : {}) } }));
   const fields: Field[] = [...(strategy === 'keep-first' ? input.fields : plainTimes), { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
   const order = orders.map(({ expression, descending }) => `${expression.kind === 'column' ? expression.name : 'an expression'} ${descending ? 'DESC' : 'ASC'}`).join(', ');

@@ -200,7 +200,7 @@ export class StreamTableEnvironment {
     if (table.kind !== 'connector') throw new SqlError(`${statement.table} is a view; INSERT INTO needs a table with a connector`, statement.position, text);
     const query = planQuery(statement.query, this.context, text);
     const sink = kafkaSink(table);
-    if (query.updating?.kinds) {
+    if (query.updating?.kinds && query.updating.keys.length === 0) {
       throw new SqlUnsupportedError(
         `INSERT INTO ${table.name} of the ${query.updating.kinds} changes ${query.updating.producer} makes (toChangelogStream reads them)`,
         statement.position,

@@ -76,7 +76,7 @@ INSERT INTO last_bids SELECT bidder, auction, price FROM (
     });
   });
 
-  it('refuse an upsert sink keyed otherwise, and a Top-N without its rank into any sink', () => {
+  it('refuse an upsert sink keyed otherwise, and a Top-N of more than one row without its rank into any sink', () => {
     const plan = (script: string) => () => sqlPipeline(`${BIDS}${script}`, { name: 'ranking' });
     expect(
       plan(`${upsertTable('top_bids', 'auction BIGINT, price BIGINT, rn BIGINT', 'auction')}
@@ -86,6 +86,11 @@ INSERT INTO top_bids SELECT auction, price, rn FROM (SELECT auction, price, ROW_
       plan(`${upsertTable('top_bids', 'auction BIGINT, price BIGINT', 'auction')}
 INSERT INTO top_bids SELECT auction, price FROM (SELECT auction, price, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rn FROM bids) WHERE rn <= 2;`),
     ).toThrow('INSERT INTO top_bids of the +I, -D changes the Top-N (ROW_NUMBER() <= 2) makes (toChangelogStream reads them) is not supported by Sluice yet');
+    // With N = 1 each partition holds one row, which its key names: Nexmark's q9.
+    expect(
+      plan(`${upsertTable('top_bids', 'auction BIGINT, price BIGINT', 'auction')}
+INSERT INTO top_bids SELECT auction, price FROM (SELECT auction, price, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rn FROM bids) WHERE rn <= 1;`)().getTransformations().some((node) => node.kind === 'sink'),
+    ).toBe(true);
   });
 
   it('name the strategy, its range, keys, order and changelog in the plan', () => {
