@@ -1,10 +1,11 @@
 // The shapes of the order-totals pipeline that fault schedules and the simulation run, with
 // what each must write, computed by plain loops.
-import { MapStateDescriptor, minutes, TumblingEventTimeWindows, type MapState } from '../../lib/api/index.js';
+import { MapStateDescriptor, minutes, TumblingEventTimeWindows, type DataStream, type MapState } from '../../lib/api/index.js';
+import { Schema, StreamTableEnvironment } from '../../lib/sql/index.js';
 import { expectedTotals, type GeneratedOrder } from './orders.js';
 import type { OrderTotalsOptions, Total } from './pipelines.js';
 
-export type ScheduleKind = 'one-stage' | 'two-stage' | 'join' | 'broadcast' | 'broadcast-forward';
+export type ScheduleKind = 'one-stage' | 'two-stage' | 'join' | 'broadcast' | 'broadcast-forward' | 'sql-upsert';
 
 /** The category whose totals the broadcast kind sends to every shard, as the reference of each minute. */
 const REFERENCE_CATEGORY = 'category-0';
@@ -77,7 +78,26 @@ export const SCHEDULE_KINDS: Record<ScheduleKind, { window: number; rest: OrderT
           },
         }),
   },
+  'sql-upsert': {
+    window: minutes(1),
+    // Flink SQL over the totals: each category's running sum, an updating GROUP BY in a stage of
+    // its own, whose +I and +U changes are written as an upsert sink writes them (a -U not at all).
+    rest: runningSums,
+  },
 };
+
+const TOTALS_SCHEMA = Schema.newBuilder().column('category', 'STRING').column('windowStart', 'BIGINT').column('amount', 'BIGINT').build();
+
+/** The sql-upsert kind's changes: a category's n-th window brings its running sum, as `category@n`. */
+function runningSums(totals: DataStream<Total>): DataStream<Total> {
+  const tableEnv = StreamTableEnvironment.create(totals.getExecutionEnvironment());
+  tableEnv.createTemporaryView('totals', tableEnv.fromDataStream(totals, TOTALS_SCHEMA));
+  const sums = tableEnv.sqlQuery('SELECT category, COUNT(*) AS windows, SUM(amount) AS amount FROM totals GROUP BY category');
+  return tableEnv
+    .toChangelogStream(sums)
+    .filter((change) => change.kind !== '-U')
+    .map(({ fields }): Total => ({ category: String(fields.category), windowStart: Number(fields.windows), amount: Number(fields.amount) }));
+}
 
 /** A pair of a minute's totals, as the join kind writes it. */
 function joined(a: Total, b: Total): Total {
@@ -86,12 +106,25 @@ function joined(a: Total, b: Total): Total {
 
 /**
  * What the pipeline must write, by `category@windowStart` (one-stage, broadcast, and
- * broadcast-forward with `reference-n@windowStart`), `@windowStart` (two-stage) or
- * `a&b@windowStart` (join).
+ * broadcast-forward with `reference-n@windowStart`), `@windowStart` (two-stage),
+ * `a&b@windowStart` (join) or `category@n`, the running sum of its first n windows (sql-upsert).
  */
 export function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrder[]): Map<string, number> {
   const totals = expectedTotals(orders, SCHEDULE_KINDS[kind].window);
   if (kind === 'one-stage') return totals;
+  if (kind === 'sql-upsert') {
+    const sums = new Map<string, number>();
+    const byCategory = new Map<string, { windowStart: number; amount: number }[]>();
+    for (const [key, amount] of totals) {
+      const [category = '', windowStart] = key.split('@');
+      byCategory.set(category, [...(byCategory.get(category) ?? []), { windowStart: Number(windowStart), amount }]);
+    }
+    for (const [category, windows] of byCategory) {
+      let sum = 0;
+      windows.sort((a, b) => a.windowStart - b.windowStart).forEach(({ amount }, n) => sums.set(`${category}@${n + 1}`, (sum += amount)));
+    }
+    return sums;
+  }
   if (kind === 'broadcast-forward') {
     const output = new Map([...totals].filter(([key]) => !key.startsWith(`${REFERENCE_CATEGORY}@`)));
     const references = [...totals].flatMap(([key, amount]) => (key.startsWith(`${REFERENCE_CATEGORY}@`) ? [{ minute: Number(key.split('@')[1]), amount }] : []));

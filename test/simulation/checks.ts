@@ -143,7 +143,7 @@ export async function finalProblems(world: World, shards: readonly ShardTarget[]
   const written = out.map((record) => JSON.parse(record.value?.toString() ?? 'null') as Total);
   problems.push(...compareOutput(config.kind, written, expectedOutput(config.kind, orders)));
   // A sink keyed as its stage is keeps each key's results in order; after a second keyBy, two shards may write one sink key.
-  if (config.kind === 'one-stage') problems.push(...keyOrderProblems(out));
+  if (config.kind === 'one-stage' || config.kind === 'sql-upsert') problems.push(...keyOrderProblems(out));
   if (kafka.openTransactions().length > 0) problems.push(`transactions left open: ${kafka.openTransactions().join(', ')}`);
   const record = await coordinatorStore.inspect();
   for (const target of shards) {
