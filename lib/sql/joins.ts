@@ -117,6 +117,7 @@ export function planRegularJoin(
   if (keys.length === 0) {
     throw new SqlUnsupportedError(`a ${join.type} JOIN without an equality between a column of each input (a cross join)`, join.position, text);
   }
+  refuseIntervalJoin(residual, scope, [left.rowtime, right.rowtime === undefined ? undefined : width + right.rowtime], join, text);
   const leftScope = scopeOf(left.fields, context, text);
   const rightScope = scopeOf(right.fields, context, text);
   const types = keys.map((key, i) =>
@@ -193,6 +194,28 @@ export function planRegularJoin(
 function describe(expression: Expression): string {
   if (expression.kind !== 'column') return 'an expression';
   return expression.table ? `${expression.table}.${expression.name}` : expression.name;
+}
+
+/**
+ * Bounds on both sides between the inputs' time attributes make Flink's interval join, which
+ * drops its rows as the watermark passes their interval, where a regular join keeps them all:
+ * refused rather than run otherwise. One bound alone is a regular join's condition, in Flink too.
+ */
+function refuseIntervalJoin(conditions: readonly Expression[], scope: Scope, rowtimes: readonly (number | undefined)[], join: JoinRelation, text: string): void {
+  const [leftTime, rightTime] = rowtimes;
+  if (leftTime === undefined || rightTime === undefined) return;
+  const bounds = conditions.filter((condition) => {
+    const columns = new Set(columnsOf(condition, scope));
+    const comparison = condition.kind === 'between' || (condition.kind === 'binary' && ['<', '<=', '>', '>='].includes(condition.operator));
+    return comparison && columns.has(leftTime) && columns.has(rightTime);
+  });
+  if (bounds.some((bound) => bound.kind === 'between') || bounds.length >= 2) {
+    throw new SqlUnsupportedError(
+      "an interval join (bounds between the two inputs' time attributes; CAST them to TIMESTAMP(3) for a regular join that keeps every row)",
+      join.position,
+      text,
+    );
+  }
 }
 
 /** A window TVF on either side of a join is Flink's window join, which Sluice does not run yet. */
