@@ -177,7 +177,7 @@ function dashboard(plan, service, functionKeys, processorKeys) {
  * (`env.setEventSourceMapping`) unless `--param` names it; a source stage starts where its
  * source's offsets initializer does.
  */
-function trigger({ topic, consumerGroupId, startingPosition, batching, scram }) {
+function trigger({ topic, consumerGroupId, startingPosition, batching, scram, serverRootCa }) {
   const common = {
     topic,
     batchSize: batching.batchSize ?? '${param:batchSize}',
@@ -198,6 +198,7 @@ function trigger({ topic, consumerGroupId, startingPosition, batching, scram }) 
           saslScram512Auth: '${param:kafkaScramSecretArn}',
           vpcSubnet: ['${param:subnetIdA}', '${param:subnetIdB}'],
           vpcSecurityGroup: '${param:securityGroupId}',
+          ...(serverRootCa ? { serverRootCaCertificate: [serverRootCa] } : {}),
         },
       },
     };
@@ -223,6 +224,20 @@ function scramFrom(options) {
     throw new Error('A self-managed Kafka trigger authenticates with SASL/SCRAM: add --param kafkaAuth=SCRAM so that the functions do too');
   }
   return scram;
+}
+
+/**
+ * `--param kafkaServerRootCaSecretArn=arn:…`: the Secrets Manager secret of the certificate
+ * authority a self-managed cluster's certificates chain to, which its triggers verify the
+ * brokers with (the functions take the PEM file itself, `--param kafkaTlsCaFile`). MSK's chain to
+ * Amazon's, which Lambda trusts.
+ */
+function serverRootCaFrom(options) {
+  const secretArn = commandLineParam(options, 'kafkaServerRootCaSecretArn');
+  if (secretArn && process.env.SLUICE_KAFKA_TRIGGER !== 'self-managed') {
+    throw new Error('--param kafkaServerRootCaSecretArn is for self-managed Kafka triggers (SLUICE_KAFKA_TRIGGER=self-managed): MSK brokers need none');
+  }
+  return secretArn;
 }
 
 /**
@@ -265,6 +280,7 @@ module.exports = async ({ options }) => {
   // The stage as provider.stage resolves it: `--stage`, else dev.
   const { plan, triggerStartingPosition, names } = await loadPlan(process.env.SLUICE_PIPELINE_FILE, options.stage ?? 'dev');
   const scram = scramFrom(options);
+  const serverRootCa = serverRootCaFrom(options);
   const registry = schemaRegistryFrom(options);
   const { batchSize, maximumBatchingWindowSeconds, provisionedPollers } = plan.eventSourceMapping;
   const batching = {
@@ -289,7 +305,7 @@ module.exports = async ({ options }) => {
       // The coordinator, which a batch calls when it finds the pipeline resting (lib/runtime/quiescence.ts).
       environment: { SLUICE_STAGE: stage.id, SLUICE_COORDINATOR_FUNCTION: `${service}-coordinator`, ...registry.environment },
       events: stageTopics(stage).map((topic) =>
-        trigger({ topic, consumerGroupId: names.consumerGroupOf(plan, stage), startingPosition: startingPositionOf(stage), batching, scram }),
+        trigger({ topic, consumerGroupId: names.consumerGroupOf(plan, stage), startingPosition: startingPositionOf(stage), batching, scram, serverRootCa }),
       ),
     };
   }
@@ -425,6 +441,8 @@ module.exports = async ({ options }) => {
       { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: [functionArn(`${service}-coordinator`)] },
       // What Lambda's MSK event source mapping needs on the function's role.
       { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: ['${param:mskClusterArn}'] },
+      // The trigger reads the certificate authority's secret with the processor's role.
+      ...(serverRootCa ? [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [serverRootCa] }] : []),
       ...registry.statements,
     ]);
     functions[key].role = roleArn(key);

@@ -4,7 +4,7 @@
 // esbuild plugin. The user writes no serverless.yml; what a team needs beyond Sluice's
 // (tags, resources, per-stage parameters) goes in an optional sluice.deploy.yml, merged over it.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,11 @@ import { isSqlPipelineFile, sqlPipelineName } from '../sql/pipeline-file.js';
 const SLUICE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Where a SQL pipeline's module is written among the functions' entry files. */
 const SQL_PIPELINE_MODULE = 'pipeline.ts';
+
+/** Where a deployment's certificate authority (`--param kafkaTlsCaFile`) goes in the service and in each function's zip. */
+const BUNDLED_CA_FILE = 'certificates/kafka-ca.pem';
+/** Lambda unpacks a function's zip here, its working folder. */
+const LAMBDA_TASK_ROOT = '/var/task';
 
 /** The tools `sluice deploy` runs, in the versions this Sluice was tested with (its devDependencies). */
 const DEPLOY_TOOLS = ['osls', 'serverless-esbuild', 'esbuild'] as const;
@@ -158,7 +163,7 @@ function pluginShims(esbuildPlugin: string): Record<string, string> {
 }
 
 /** The service's serverless.yml, as an object (JSON is YAML): Sluice's template, with the user's additions merged over it. */
-function serviceConfig(options: DeploymentOptions, serviceDir: string, esbuildPlugin: string): Config {
+function serviceConfig(options: DeploymentOptions, serviceDir: string, esbuildPlugin: string, bundledCa: boolean): Config {
   const infra = (file: string) => fromService(serviceDir, join(SLUICE_ROOT, 'infra', file));
   const params = { ...DEFAULT_PARAMS, ...(options.packageOnly ? PLACEHOLDER_PARAMS : {}) };
   const template: Config = {
@@ -186,7 +191,7 @@ function serviceConfig(options: DeploymentOptions, serviceDir: string, esbuildPl
       },
     },
     plugins: Object.keys(pluginShims(esbuildPlugin)).map((file) => `./plugins/${file}`),
-    package: { individually: true },
+    package: { individually: true, ...(bundledCa ? { patterns: [BUNDLED_CA_FILE] } : {}) },
     provider: {
       name: 'aws',
       runtime: 'nodejs22.x',
@@ -209,6 +214,7 @@ function serviceConfig(options: DeploymentOptions, serviceDir: string, esbuildPl
         // The `service` dimension of the Sluice metrics, which the alarms watch: one per deployment stage.
         POWERTOOLS_SERVICE_NAME: '${self:service}-${sls:stage}',
         POWERTOOLS_METRICS_NAMESPACE: 'Sluice',
+        ...(bundledCa ? { KAFKA_TLS_CA_FILE: `${LAMBDA_TASK_ROOT}/${BUNDLED_CA_FILE}` } : {}),
       },
     },
     functions: '${self:custom.sluice.functions}',
@@ -244,8 +250,8 @@ function givenParams(options: DeploymentOptions): Record<string, unknown> {
  * one missing and where to give it.
  */
 export function writeService(options: DeploymentOptions, esbuildPlugin: string): string {
+  const given = givenParams(options);
   if (!options.packageOnly) {
-    const given = givenParams(options);
     const missing = requiredParams(String(given.kafkaAuth), options.selfManaged).filter((name) => given[name] === undefined || given[name] === '');
     if (missing.length > 0) {
       throw new Error(
@@ -262,8 +268,39 @@ export function writeService(options: DeploymentOptions, esbuildPlugin: string):
     mkdirSync(join(serviceDir, folder), { recursive: true });
     for (const [file, text] of Object.entries(files)) writeFileSync(join(serviceDir, folder, file), text);
   }
-  writeFileSync(join(serviceDir, 'serverless.yml'), `# Written by sluice deploy for ${options.pipelineFile}; changes go in ${DEPLOY_CONFIG_FILE}.\n${JSON.stringify(serviceConfig(options, serviceDir, esbuildPlugin), null, 2)}\n`);
+  const bundledCa = bundleCertificateAuthority(given, options.projectDir, serviceDir);
+  writeFileSync(
+    join(serviceDir, 'serverless.yml'),
+    `# Written by sluice deploy for ${options.pipelineFile}; changes go in ${DEPLOY_CONFIG_FILE}.\n${JSON.stringify(serviceConfig(options, serviceDir, esbuildPlugin, bundledCa), null, 2)}\n`,
+  );
   return serviceDir;
+}
+
+/**
+ * `--param kafkaTlsCaFile=certs/ca.pem`: the certificate authority of a cluster whose
+ * certificates do not chain to a public one, copied into the service so that every function's
+ * zip holds it, where KAFKA_TLS_CA_FILE names it. Whether one was given.
+ */
+function bundleCertificateAuthority(given: Record<string, unknown>, projectDir: string, serviceDir: string): boolean {
+  const target = join(serviceDir, BUNDLED_CA_FILE);
+  rmSync(target, { force: true });
+  const file = given.kafkaTlsCaFile;
+  if (file === undefined || file === '') return false;
+  if (typeof file !== 'string') throw new Error(`--param kafkaTlsCaFile takes the path of a PEM file, not ${JSON.stringify(file)}`);
+  if (String(given.kafkaAuth).toUpperCase() === 'NONE') {
+    throw new Error('--param kafkaTlsCaFile is given but kafkaAuth is NONE (plaintext): set kafkaAuth to TLS, IAM or SCRAM, or leave the certificate authority out');
+  }
+  const source = resolve(projectDir, file);
+  let pem: string;
+  try {
+    pem = readFileSync(source, 'utf8');
+  } catch (error) {
+    throw new Error(`--param kafkaTlsCaFile=${file} cannot be read (${(error as Error).message}): give the path of the PEM file from the project's folder`, { cause: error });
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`--param kafkaTlsCaFile=${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, pem);
+  return true;
 }
 
 export interface DeployTools {

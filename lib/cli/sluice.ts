@@ -335,7 +335,9 @@ function's bundle holds the pipeline file, what it imports and Sluice's runtime.
 
 Parameters: mskClusterArn, mskClusterName, mskClusterUuid, kafkaBootstrapServers, subnetIdA,
 subnetIdB and securityGroupId (each deployment needs them); kafkaAuth (IAM, SCRAM or TLS;
-default IAM), with SCRAM kafkaScramSecretArn and kafkaScramKmsKeyArn; schemaRegistryUrl and
+default IAM), with SCRAM kafkaScramSecretArn and kafkaScramKmsKeyArn; kafkaTlsCaFile (a PEM
+file of the cluster's certificate authority, bundled into every function) and, for
+self-managed triggers, kafkaServerRootCaSecretArn (the same authority in Secrets Manager); schemaRegistryUrl and
 schemaRegistrySecretArn; glueSchemaRegistryName (an AWS Glue registry); batchSize and batchingWindowSeconds (where the pipeline's
 env.setEventSourceMapping does not set them; given here, they win over it);
 snapshotRetentionDays (7); alarmOffsetLag (100000). SLUICE_KAFKA_TRIGGER=self-managed makes

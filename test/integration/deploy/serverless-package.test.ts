@@ -5,7 +5,8 @@
 // resource except for the EC2 Describe actions, which AWS does not let one scope. Each function
 // has a role of its own, and the alarms go to one SNS topic.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { sluice } from '../../helpers/cli.js';
@@ -261,6 +262,35 @@ describe('sluice deploy --package-only', () => {
     });
     expect(JSON.stringify(mapping?.[1].Properties.SourceAccessConfigurations)).toContain('SASL_SCRAM_512_AUTH');
     expect(JSON.stringify(ofType(template, 'AWS::IAM::Role'))).toContain('secretsmanager:GetSecretValue');
+  }, 300_000);
+
+  it("bundles a self-managed cluster's certificate authority into every function, and lets its triggers verify the brokers with the authority's secret", async () => {
+    const authority = join(mkdtempSync(join(tmpdir(), 'sluice-ca-')), 'ca.pem');
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUSluiceTestAuthority\n-----END CERTIFICATE-----\n';
+    writeFileSync(authority, pem);
+    const rootCa = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:kafka-root-ca-AbC123';
+    const { folder, template } = await packageFor('examples/order-aggregation.ts', 'self-managed', {}, { kafkaAuth: 'SCRAM', kafkaTlsCaFile: authority, kafkaServerRootCaSecretArn: rootCa });
+    for (const [, mapping] of ofType(template, 'AWS::Lambda::EventSourceMapping')) {
+      expect(mapping.Properties.SourceAccessConfigurations).toContainEqual({ Type: 'SERVER_ROOT_CA_CERTIFICATE', URI: rootCa });
+    }
+    const functions = ofType(template, 'AWS::Lambda::Function');
+    for (const [name, fn] of functions) {
+      expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.KAFKA_TLS_CA_FILE, name).toBe('/var/task/certificates/kafka-ca.pem');
+    }
+    const python = inject('pythonTools').python;
+    for (const zip of readdirSync(folder).filter((file) => file.endsWith('.zip'))) {
+      const unzipped = join(folder, `${zip}-files`);
+      await run(python, ['-m', 'zipfile', '-e', join(folder, zip), unzipped]);
+      expect(readFileSync(join(unzipped, 'certificates', 'kafka-ca.pem'), 'utf8'), zip).toBe(pem);
+    }
+    const processorRoles = ofType(template, 'AWS::IAM::Role').filter(([name]) => name.startsWith('Processor'));
+    expect(processorRoles.length).toBeGreaterThan(0);
+    for (const [name, role] of processorRoles) {
+      expect(JSON.stringify(role.Properties.Policies), name).toContain(rootCa);
+    }
+    await expect(packageFor('examples/order-aggregation.ts', 'msk', {}, { kafkaTlsCaFile: join(folder, 'no-such.pem') })).rejects.toThrow(/--param kafkaTlsCaFile=.*no-such\.pem cannot be read/);
+    const failure = (await packageFor('examples/order-aggregation.ts', 'msk', {}, { kafkaServerRootCaSecretArn: rootCa }).catch((error: unknown) => error)) as { stdout?: string; stderr?: string };
+    expect(`${failure.stdout ?? ''}${failure.stderr ?? ''}`).toContain('--param kafkaServerRootCaSecretArn is for self-managed Kafka triggers');
   }, 300_000);
 
   it('authenticates triggers and functions to MSK with SASL/SCRAM from the secret, and no credential in any environment', async () => {
