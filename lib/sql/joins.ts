@@ -1,11 +1,11 @@
-import { MapStateDescriptor, StateTtlConfig, type MapState } from '../api/state.js';
+import { MapStateDescriptor, type MapState } from '../api/state.js';
 import type { Collector } from '../api/functions.js';
 import type { Expression, Relation } from './ast.js';
 import type { Field, Row, Scope } from './compiled.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import { compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { appendOnly, columnList, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { appendOnly, columnList, expiring, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
 import { commonType } from './type-rules.js';
 import type { SqlType, SqlValue } from './types.js';
 import { widen } from './values.js';
@@ -130,12 +130,7 @@ export function planRegularJoin(
   const updating = outer[0] || outer[1];
   // One key is itself, as a keyBy's would be; several are a JSON array.
   const keyOf = (values: SqlValue[]) => (values.length === 1 ? values[0] : JSON.stringify(values));
-  const ttl = context.session.stateTtl;
-  const descriptor = (name: string) => {
-    const d = new MapStateDescriptor<string, [number, number]>(name);
-    if (ttl !== undefined) d.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
-    return d;
-  };
+  const descriptor = (name: string) => expiring(new MapStateDescriptor<string, [number, number]>(name), context);
   const padding = [left.fields.map(() => null), right.fields.map(() => null)] as const;
   const emit = (out: Collector<Row>, row: Row, kind: '+I' | '-D') => out.collect(updating ? [...row, kind] : row);
   const sided = (stream: PlannedRelation['stream'], side: 0 | 1) => stream.map((row): Sided => ({ side, row }));
@@ -199,23 +194,37 @@ function describe(expression: Expression): string {
 /**
  * Bounds on both sides between the inputs' time attributes make Flink's interval join, which
  * drops its rows as the watermark passes their interval, where a regular join keeps them all:
- * refused rather than run otherwise. One bound alone is a regular join's condition, in Flink too.
+ * refused rather than run otherwise. One bound alone, or a bound by a column that is no time
+ * attribute, is a regular join's condition, in Flink too.
  */
 function refuseIntervalJoin(conditions: readonly Expression[], scope: Scope, rowtimes: readonly (number | undefined)[], join: JoinRelation, text: string): void {
   const [leftTime, rightTime] = rowtimes;
   if (leftTime === undefined || rightTime === undefined) return;
-  const bounds = conditions.filter((condition) => {
-    const columns = new Set(columnsOf(condition, scope));
-    const comparison = condition.kind === 'between' || (condition.kind === 'binary' && ['<', '<=', '>', '>='].includes(condition.operator));
-    return comparison && columns.has(leftTime) && columns.has(rightTime);
-  });
-  if (bounds.some((bound) => bound.kind === 'between') || bounds.length >= 2) {
+  const bounds = new Set(conditions.flatMap((condition) => timeBounds(condition, scope, leftTime, rightTime)));
+  if (bounds.has('lower') && bounds.has('upper')) {
     throw new SqlUnsupportedError(
       "an interval join (bounds between the two inputs' time attributes; CAST them to TIMESTAMP(3) for a regular join that keeps every row)",
       join.position,
       text,
     );
   }
+}
+
+/** How a condition bounds the left input's time attribute by the right one's (plus or minus constants): from below, from above, both (BETWEEN), or not. */
+function timeBounds(condition: Expression, scope: Scope, leftTime: number, rightTime: number): ('lower' | 'upper')[] {
+  const onlyTime = (expression: Expression, time: number) => {
+    const columns = columnsOf(expression, scope);
+    return columns.length > 0 && columns.every((column) => column === time);
+  };
+  const bound = (a: Expression, operator: string, b: Expression): ('lower' | 'upper')[] => {
+    const below = operator === '>' || operator === '>=';
+    if (onlyTime(a, leftTime) && onlyTime(b, rightTime)) return [below ? 'lower' : 'upper'];
+    if (onlyTime(a, rightTime) && onlyTime(b, leftTime)) return [below ? 'upper' : 'lower'];
+    return [];
+  };
+  if (condition.kind === 'binary' && ['<', '<=', '>', '>='].includes(condition.operator)) return bound(condition.left, condition.operator, condition.right);
+  if (condition.kind === 'between' && !condition.negated) return [...bound(condition.operand, '>=', condition.low), ...bound(condition.operand, '<=', condition.high)];
+  return [];
 }
 
 /** A window TVF on either side of a join is Flink's window join, which Sluice does not run yet. */

@@ -1,5 +1,6 @@
 import type { SingleOutputStreamOperator } from '../api/datastream.js';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
+import { StateTtlConfig, type AnyStateDescriptor } from '../api/state.js';
 import type { Select } from './ast.js';
 import type { ConnectorTable, ViewTable } from './catalog.js';
 import type { Field, Row, Scope } from './compiled.js';
@@ -61,4 +62,11 @@ export function groupKey(evaluators: readonly ((row: Row) => SqlValue)[]): { key
   const [single] = evaluators;
   if (evaluators.length === 1 && single) return { keyOf: single, keyValues: (key) => [key] };
   return { keyOf: (row) => JSON.stringify(evaluators.map((evaluate) => evaluate(row))), keyValues: (key) => JSON.parse(key as string) as Row };
+}
+
+/** A SQL operator's state descriptor, expiring after `table.exec.state.ttl` if the session sets it. */
+export function expiring<D extends AnyStateDescriptor>(descriptor: D, context: PlanContext): D {
+  const ttl = context.session.stateTtl;
+  if (ttl !== undefined) descriptor.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
+  return descriptor;
 }

@@ -1,5 +1,5 @@
 import type { DataStream } from '../api/datastream.js';
-import { StateTtlConfig, ValueStateDescriptor } from '../api/state.js';
+import { ValueStateDescriptor } from '../api/state.js';
 import { cumulatingEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, type WindowAssigner } from '../api/windows.js';
 import { aggregateFunction, compileAggregate, type AggregateCall } from './aggregates.js';
 import type { Expression, Query, Relation, Select } from './ast.js';
@@ -11,7 +11,7 @@ import { planRegularJoin, refuseWindowJoin } from './joins.js';
 import { planRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
 import { commonType } from './type-rules.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
-import { appendOnly, changelogMode, columnList, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
+import { appendOnly, changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
 import { typeName } from './types.js';
 import { widen } from './values.js';
 
@@ -225,7 +225,7 @@ function planSelect(written: Select, context: PlanContext, text: string): Planne
   const grouped = select.groupBy.length > 0 || calls.length > 0;
   if (grouped) {
     if (isWindowed(from)) return planWindowAggregate(select, from, calls, context, text);
-    return planGroupAggregate(select, appendOnly(from, 'GROUP BY', select.position, text), calls, context, text);
+    return planGroupAggregate(select, from, calls, context, text);
   }
   if (select.having) throw new SqlError('HAVING needs GROUP BY or an aggregate', select.having.position, text);
   const input = materialized(from, context, text);
@@ -321,12 +321,14 @@ function keptKeys(updating: NonNullable<PlannedRelation['updating']>, positions:
 /**
  * GROUP BY without a window, as Flink's GroupAggregate: per key, the aggregates so far and a row
  * count, in keyed state; each input row gives +I for a new key, or -U of the old result and +U of
- * the new one, and nothing when the result did not change.
+ * the new one, and nothing when the result did not change. Over an updating input, a -U or -D
+ * row is taken back out of its key's aggregates, and a key left with no rows is deleted (-D).
  */
 function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extract<Expression, { kind: 'call' }>[], context: PlanContext, text: string): PlannedRelation {
   const inputScope = scopeOf(input.fields, context, text);
+  const retracting = input.updating !== undefined;
   const keys = select.groupBy.map((expression) => ({ expression, compiled: compileExpression(expression, inputScope) }));
-  const aggregates = calls.map((call) => compileAggregate(call, inputScope));
+  const aggregates = calls.map((call) => compileAggregate(call, inputScope, retracting));
   const condition = select.where && compileBoolean(select.where, inputScope, 'WHERE');
   const fields: Field[] = [
     ...keys.map(({ expression, compiled }) => ({ name: expression.kind === 'column' ? expression.name : 'key', type: compiled.type })),
@@ -338,21 +340,37 @@ function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extra
   const keyEvaluators = keys.map((k) => k.compiled.evaluate);
   const { keyOf } = groupKey(keyEvaluators);
   const aggregate = aggregateFunction(aggregates);
-  const descriptor = new ValueStateDescriptor<unknown[]>('accumulators');
-  if (context.session.stateTtl !== undefined) descriptor.enableTimeToLive(StateTtlConfig.newBuilder(context.session.stateTtl).build());
-  const rows = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', 'insert-only') : input.stream;
+  const retract = (row: Row, accumulators: unknown[]) => aggregates.map((call, i) => (call.retract as NonNullable<typeof call.retract>)(accumulators[i], row));
+  const accumulators = expiring(new ValueStateDescriptor<unknown[]>('accumulators'), context);
+  // Over a changelog, how many rows each key holds: none left, the key is deleted.
+  const rowCount = expiring(new ValueStateDescriptor<number>('rows'), context);
+  const width = input.fields.length;
+  const rows = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', changelogMode(input)) : input.stream;
   const producer = `GROUP BY ${select.groupBy.map((e) => (e.kind === 'column' ? e.name : 'an expression')).join(', ') || '()'}`;
   const aggregated = rows
     .keyBy((row) => (keys.length === 0 ? '' : keyOf(row)))
-    .withState((state) => state.getState(descriptor))
+    .withState((state) => ({ accumulators: state.getState(accumulators), rows: retracting ? state.getState(rowCount) : undefined }))
     .process<Row>({
       processElement(row, { state }, out) {
-        const before = state.value();
+        const adding = !retracting || row[width] === '+I' || row[width] === '+U';
+        const before = state.accumulators.value();
+        // A retraction of a row the key no longer holds (its state expired): nothing to take back.
+        if (!adding && !before) return;
         // The result before the row, taken first: adding changes accumulators in place.
         const resultBefore = before && aggregate.getResult(before);
-        const after = aggregate.add(row, before ?? aggregate.createAccumulator());
-        state.update(after);
         const keyValues = keyEvaluators.map((evaluate) => evaluate(row));
+        if (state.rows) {
+          const count = (state.rows.value() ?? 0) + (adding ? 1 : -1);
+          if (count <= 0) {
+            if (resultBefore) out.collect([...keyValues, ...resultBefore, '-D']);
+            state.accumulators.clear();
+            state.rows.clear();
+            return;
+          }
+          state.rows.update(count);
+        }
+        const after = adding ? aggregate.add(row, before ?? aggregate.createAccumulator()) : retract(row, before as unknown[]);
+        state.accumulators.update(after);
         const result = [...keyValues, ...aggregate.getResult(after)];
         if (!resultBefore) {
           out.collect([...result, '+I']);
@@ -364,8 +382,9 @@ function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extra
         out.collect([...result, '+U']);
       },
     });
-  sqlOperator(aggregated, context, 'group-aggregate', `GroupAggregate(groupBy=[${columnList(fields.slice(0, keys.length))}], select=[${columnList(fields)}])`, 'retract: +I, -U, +U');
-  const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: undefined, updating: { keys: keys.map((_, i) => i), producer } };
+  const kinds = retracting ? '+I, -U, +U, -D' : undefined;
+  sqlOperator(aggregated, context, 'group-aggregate', `GroupAggregate(groupBy=[${columnList(fields.slice(0, keys.length))}], select=[${columnList(fields)}])`, `retract: ${kinds ?? '+I, -U, +U'}`);
+  const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: undefined, updating: { keys: keys.map((_, i) => i), producer, ...(kinds ? { kinds } : {}) } };
   return projectGrouped(select, grouped, { ...scopeOf(fields, context, text), computed }, context, text);
 }
 

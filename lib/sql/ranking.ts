@@ -1,10 +1,10 @@
-import { StateTtlConfig, ValueStateDescriptor } from '../api/state.js';
+import { ValueStateDescriptor } from '../api/state.js';
 import type { Expression, OverClause, Select } from './ast.js';
 import type { Field, Row } from './compiled.js';
 import { SqlUnsupportedError } from './errors.js';
 import { compileExpression, resolveField } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { columnList, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { columnList, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
 import { BIGINT, type SqlValue } from './types.js';
 import { compareValues } from './values.js';
 
@@ -112,8 +112,7 @@ export function planRank(input: PlannedRelation, ranking: Ranking, context: Plan
     return 0;
   };
   const { keyOf } = groupKey(partitions.map((p) => p.evaluate));
-  const descriptor = new ValueStateDescriptor<Row[]>('top-rows');
-  if (context.session.stateTtl !== undefined) descriptor.enableTimeToLive(StateTtlConfig.newBuilder(context.session.stateTtl).build());
+  const descriptor = expiring(new ValueStateDescriptor<Row[]>('top-rows'), context);
   const keyed = input.stream.keyBy((row) => (partitions.length === 0 ? '' : keyOf(row))).withState((state) => state.getState(descriptor));
   const strategy = !deduplicate ? 'top-n' : orders.some((o) => o.descending) ? 'keep-last' : 'keep-first';
   const time = input.rowtime as number;
