@@ -147,8 +147,12 @@ export function planQuery(query: Query, context: PlanContext, text: string): Pla
   return planSelect(query, context, text);
 }
 
+/**
+ * UNION ALL: the inputs' rows in one stream, widened to common types. Over an updating input the
+ * union is a changelog too, each insert-only input's rows as +I; its rows have no key.
+ */
 function planUnion(query: Extract<Query, { kind: 'unionAll' }>, context: PlanContext, text: string): PlannedRelation {
-  const inputs = query.inputs.map((input) => appendOnly(planQuery(input, context, text), 'UNION ALL', query.position, text));
+  const inputs = query.inputs.map((input) => planQuery(input, context, text));
   const [first, ...others] = inputs as [PlannedRelation, ...PlannedRelation[]];
   for (const other of others) {
     if (other.fields.length !== first.fields.length) {
@@ -165,20 +169,32 @@ function planUnion(query: Extract<Query, { kind: 'unionAll' }>, context: PlanCon
       `UNION ALL's column ${i + 1}`,
     ),
   }));
-  const aligned = inputs.map((input) =>
-    input.fields.every((f, i) => f.type.kind === (fields[i] as Field).type.kind)
-      ? input.stream
-      : sqlOperator(
-          input.stream.map((row) => row.map((value, i) => widen(value, (input.fields[i] as Field).type, (fields[i] as Field).type))),
-          context,
-          'union-cast',
-          `Calc(cast to the union's types: ${columnList(fields)})`,
-          'insert-only',
-        ),
-  );
+  const updating = inputs.filter((input) => input.updating);
+  const width = fields.length;
+  const aligned = inputs.map((input) => {
+    const cast = !input.fields.every((f, i) => f.type.kind === (fields[i] as Field).type.kind);
+    const marked = updating.length > 0 && !input.updating;
+    if (!cast && !marked) return input.stream;
+    const values = (row: Row) => (cast ? row.slice(0, width).map((value, i) => widen(value, (input.fields[i] as Field).type, (fields[i] as Field).type)) : row.slice(0, width));
+    const kind = (row: Row) => (input.updating ? [row[width] ?? null] : marked ? ['+I'] : []);
+    return sqlOperator(
+      input.stream.map((row) => [...values(row), ...kind(row)]),
+      context,
+      'union-cast',
+      `Calc(${cast ? `cast to the union's types: ${columnList(fields)}` : 'each row an insert'})`,
+      changelogMode(input),
+    );
+  });
   const [head, ...rest] = aligned as [DataStream<Row>, ...DataStream<Row>[]];
-  const rowtime = inputs.every((input) => input.rowtime === first.rowtime) ? first.rowtime : undefined;
-  return { stream: rest.length === 0 ? head : head.union(...rest), fields, rowtime };
+  const rowtime = updating.length === 0 && inputs.every((input) => input.rowtime === first.rowtime) ? first.rowtime : undefined;
+  const kinds = updating.some((input) => input.updating?.kinds?.includes('-D')) ? '+I, -U, +U, -D' : undefined;
+  const producer = `the UNION ALL of ${updating.map((input) => input.updating?.producer).join(' and ')}`;
+  return {
+    stream: rest.length === 0 ? head : head.union(...rest),
+    fields,
+    rowtime,
+    ...(updating.length > 0 ? { updating: { keys: [], producer, ...(kinds ? { kinds } : {}) } } : {}),
+  };
 }
 
 /** The aggregate calls in an expression, outermost only, each once. */
