@@ -88,7 +88,9 @@ function keyEvaluator(expressions: readonly Expression[], scope: Scope, types: r
  * clause's equalities, each input's rows so far in keyed state, and each new row joined with
  * the other input's rows of its key that meet the rest of the condition. Over insert-only
  * inputs an inner join only inserts; an outer join emits a row padded with NULLs while it has
- * no match, and retracts it (-D) when its first match arrives.
+ * no match, and retracts it (-D) when its first match arrives. An inner join takes changelogs
+ * too: a -U or -D row leaves its input's rows and retracts its pairs with its kind, as Flink's
+ * join forwards its inputs' kinds.
  *
  * `table.exec.state.ttl` expires each stored row on its own, as Flink's does. A comma or CROSS
  * JOIN joins by the conditions of `where` (the query's WHERE) on its inputs' columns; the WHERE
@@ -101,8 +103,10 @@ export function planRegularJoin(
   context: PlanContext,
   text: string,
 ): PlannedRelation {
-  const left = appendOnly(inputs.left, `${join.type} JOIN`, join.position, text);
-  const right = appendOnly(inputs.right, `${join.type} JOIN`, join.position, text);
+  // An inner join takes updating inputs; an outer join's padding of them is not run yet.
+  const inputOf = (input: PlannedRelation) => (join.type === 'INNER' ? input : appendOnly(input, `${join.type} JOIN`, join.position, text));
+  const left = inputOf(inputs.left);
+  const right = inputOf(inputs.right);
   const joinedFields = [...nullable(left.fields, join.type === 'RIGHT' || join.type === 'FULL'), ...nullable(right.fields, join.type === 'LEFT' || join.type === 'FULL')];
   const scope = scopeOf(joinedFields, context, text);
   const width = left.fields.length;
@@ -127,26 +131,45 @@ export function planRegularJoin(
   const rightKey = keyEvaluator(keys.map((k) => k.right), rightScope, types);
   const matches = residual.length === 0 ? undefined : compileBoolean(residual.reduce((a, b) => ({ kind: 'binary', operator: 'AND', left: a, right: b, position: a.position })), scope, 'ON');
   const outer = [join.type === 'LEFT' || join.type === 'FULL', join.type === 'RIGHT' || join.type === 'FULL'] as const;
-  const updating = outer[0] || outer[1];
+  const changelogInputs = [left.updating !== undefined, right.updating !== undefined] as const;
+  const widths = [left.fields.length, right.fields.length] as const;
+  const updating = outer[0] || outer[1] || changelogInputs[0] || changelogInputs[1];
+  const kinds = outer[0] || outer[1] ? '+I, -D' : '+I, -U, +U, -D';
   // One key is itself, as a keyBy's would be; several are a JSON array.
   const keyOf = (values: SqlValue[]) => (values.length === 1 ? values[0] : JSON.stringify(values));
   const descriptor = (name: string) => expiring(new MapStateDescriptor<string, [number, number]>(name), context);
   const padding = [left.fields.map(() => null), right.fields.map(() => null)] as const;
-  const emit = (out: Collector<Row>, row: Row, kind: '+I' | '-D') => out.collect(updating ? [...row, kind] : row);
+  const emit = (out: Collector<Row>, row: Row, kind: string) => out.collect(updating ? [...row, kind] : row);
   const sided = (stream: PlannedRelation['stream'], side: 0 | 1) => stream.map((row): Sided => ({ side, row }));
   const joined = sided(left.stream, 0)
     .union(sided(right.stream, 1))
     .keyBy((element) => keyOf(element.side === 0 ? leftKey(element.row) : rightKey(element.row)))
     .withState((state) => [state.getMapState(descriptor('left-rows')), state.getMapState(descriptor('right-rows'))] as const)
     .process<Row>({
-      processElement({ side, row }, { state }, out) {
+      processElement({ side, row: received }, { state }, out) {
         const own: StoredRows = state[side];
         const other: StoredRows = state[side === 0 ? 1 : 0];
         const otherSide = side === 0 ? 1 : 0;
         const pair = (mine: Row, theirs: Row) => (side === 0 ? [...mine, ...theirs] : [...theirs, ...mine]);
+        // A changelog's row carries its kind after its columns; an inner join passes it on.
+        const kind = changelogInputs[side] ? String(received[widths[side]]) : '+I';
+        const row = changelogInputs[side] ? received.slice(0, widths[side]) : received;
         // SQL's equality never holds for NULL: such a row matches nothing, and nothing needs it later.
         if ((side === 0 ? leftKey(row) : rightKey(row)).includes(null)) {
           if (outer[side]) emit(out, pair(row, padding[otherSide]), '+I');
+          return;
+        }
+        const key = JSON.stringify(row);
+        if (kind === '-U' || kind === '-D') {
+          // Taken back: out of this input's rows, and each of its pairs retracted with its kind.
+          const [count = 0, ownMatches = 0] = own.get(key) ?? [];
+          if (count > 1) own.put(key, [count - 1, ownMatches]);
+          else own.remove(key);
+          for (const [stored, [theirCount]] of other.entries()) {
+            const both = pair(row, JSON.parse(stored) as Row);
+            if (matches && matches.evaluate(both) !== true) continue;
+            for (let i = 0; i < theirCount; i++) emit(out, both, kind);
+          }
           return;
         }
         let matched = 0;
@@ -157,12 +180,11 @@ export function planRegularJoin(
           matched += count;
           for (let i = 0; i < count; i++) {
             if (outer[otherSide] && theirMatches === 0) emit(out, pair(padding[side], theirs), '-D');
-            emit(out, both, '+I');
+            emit(out, both, kind);
           }
           if (outer[otherSide]) other.put(stored, [count, theirMatches + 1]);
         }
         if (outer[side] && matched === 0) emit(out, pair(row, padding[otherSide]), '+I');
-        const key = JSON.stringify(row);
         const [count = 0] = own.get(key) ?? [];
         own.put(key, [count + 1, matched]);
       },
@@ -175,13 +197,13 @@ export function planRegularJoin(
     context,
     'join',
     `Join(joinType=[${joinType}], where=[${equalities}${rest}], select=[${columnList(joinedFields)}], state=[each input's rows by join key])`,
-    updating ? 'retract: +I, -D' : 'insert-only',
+    updating ? `retract: ${kinds}` : 'insert-only',
   );
   return {
     stream: joined,
     fields: joinedFields,
     rowtime: undefined,
-    ...(updating ? { updating: { keys: [], producer: `the ${join.type} JOIN`, kinds: '+I, -D' } } : {}),
+    ...(updating ? { updating: { keys: [], producer: `the ${join.type} JOIN`, kinds } } : {}),
   };
 }
 
