@@ -104,16 +104,45 @@ function checkOptions(table: ConnectorTable): void {
   if (connector === 'upsert-kafka') {
     if (!table.primaryKey) throw tableError(table, "an 'upsert-kafka' table needs a PRIMARY KEY (…) NOT ENFORCED: the key each record is written under");
     required(table, 'key.format', "the format of the primary key's columns, 'raw' or 'json'");
-    required(table, 'value.format', "'json'");
+    required(table, 'value.format', "'json' or 'raw'");
   }
-  const format = table.options.get('value.format') ?? table.options.get('format');
-  if (format === undefined) throw tableError(table, "needs 'format' = 'json'");
-  if (format !== 'json') {
-    if (['raw', 'csv', 'avro', 'avro-confluent', 'protobuf', 'protobuf-confluent', 'debezium-json', 'canal-json', 'maxwell-json'].includes(format)) {
-      throw new SqlUnsupportedError(`the '${format}' format`, table.position, table.text);
+  const format = valueFormatOf(table);
+  if (format === 'raw') {
+    const [column, ...others] = keyLayout(table).valueFields;
+    if (!column || others.length > 0 || column.type.kind !== 'STRING') {
+      throw tableError(table, "the 'raw' format holds one STRING column in the value: declare one (or use 'json')");
     }
-    throw tableError(table, `'format' = '${format}' is not a format: use 'json'`);
   }
+}
+
+/** The table's value format: 'json' or 'raw', else refused naming the formats there are. */
+function valueFormatOf(table: ConnectorTable): 'json' | 'raw' {
+  const format = table.options.get('value.format') ?? table.options.get('format');
+  if (format === undefined) throw tableError(table, "needs 'format' = 'json' (or 'raw')");
+  if (format === 'json' || format === 'raw') return format;
+  if (['csv', 'avro', 'avro-confluent', 'protobuf', 'protobuf-confluent', 'debezium-json', 'canal-json', 'maxwell-json'].includes(format)) {
+    throw new SqlUnsupportedError(`the '${format}' format`, table.position, table.text);
+  }
+  throw tableError(table, `'format' = '${format}' is not a format: use 'json' or 'raw'`);
+}
+
+/**
+ * How a record's value becomes the value columns and back: JSON by field name, or `raw`, the
+ * value's UTF-8 text as its one STRING column, a NULL value (a tombstone) as NULL both ways.
+ */
+function valueFormat(table: ConnectorTable, fields: readonly Field[], options: JsonFormatOptions): { read: (value: Buffer | null) => SqlValue[]; write: (values: readonly SqlValue[]) => string | null } {
+  if (valueFormatOf(table) === 'raw') {
+    return { read: (value) => [value === null ? null : value.toString('utf8')], write: ([text]) => (text === null || text === undefined ? null : String(text)) };
+  }
+  const readJson = jsonRowReader(fields, options);
+  const writeJson = jsonRowWriter(fields, options);
+  return {
+    read: (value) => {
+      if (value === null) throw new Error('the record has a null value (a tombstone), which the json format does not read');
+      return readJson(value.toString('utf8'));
+    },
+    write: writeJson,
+  };
 }
 
 function required(table: ConnectorTable, key: string, why: string): string {
@@ -208,7 +237,7 @@ function metadataValue(record: KafkaRecord, key: string): SqlValue {
 function rowReader(table: ConnectorTable, session: SqlSession): { read: (record: KafkaRecord) => Row | null; fields: Field[] } {
   const layout = keyLayout(table);
   const options = jsonOptions(table);
-  const readValue = jsonRowReader(layout.valueFields, options);
+  const readValue = valueFormat(table, layout.valueFields, options).read;
   const readKey = layout.format === 'json' && layout.valueFields.length < physicalFields(table).length ? jsonRowReader(layout.keyFields, options) : undefined;
   const keyFromValue = layout.valueFields.length === physicalFields(table).length;
   const ignoreParseErrors = table.options.get('json.ignore-parse-errors') === 'true';
@@ -223,8 +252,7 @@ function rowReader(table: ConnectorTable, session: SqlSession): { read: (record:
   const keyIndex = new Map(layout.keyFields.map((f, i) => [f.name, i]));
   /** The physical columns by name: from the value, or for EXCEPT_KEY's key columns from the key. */
   const physicalOf = (record: KafkaRecord): (name: string) => SqlValue => {
-    if (record.value === null) throw new Error('the record has a null value (a tombstone), which the json format does not read');
-    const values = readValue(record.value.toString('utf8'));
+    const values = readValue(record.value);
     if (keyFromValue) return (name) => values[valueIndex.get(name) as number] ?? null;
     const keyText = record.key?.toString('utf8') ?? null;
     const keys = readKey ? (keyText === null ? [] : readKey(keyText)) : [keyText];
@@ -332,7 +360,7 @@ export function kafkaSink(table: ConnectorTable): KafkaSink<Row> {
   const valuePositions = layout.valueFields.map(positionOf);
   const keyPositions = layout.keyFields.map(positionOf);
   const stamp = persisted.findIndex((c) => c.kind === 'metadata' && c.key === 'timestamp');
-  const writeValue = jsonRowWriter(layout.valueFields, options);
+  const writeValue = valueFormat(table, layout.valueFields, options).write;
   const writeKey = layout.format === 'json' ? jsonRowWriter(layout.keyFields, options) : undefined;
   const keyOf = (row: Row): string | null => {
     if (layout.format === undefined) return null;

@@ -118,6 +118,20 @@ INSERT INTO latest SELECT sensor, COUNT(*), SUM(reading) FROM readings GROUP BY 
     ]);
   });
 
+  it("read and write the 'raw' format: the value's text as one STRING column, a tombstone as NULL", () => {
+    const harness = run(
+      `CREATE TABLE lines (line STRING, at TIMESTAMP_LTZ(3) METADATA FROM 'timestamp')
+  WITH ('connector' = 'kafka', 'topic' = 'in', ${BROKERS}, 'properties.group.id' = 'g', 'format' = 'raw');
+CREATE TABLE shouted (line STRING) WITH ('connector' = 'kafka', 'topic' = 'out', ${BROKERS}, 'format' = 'raw');
+INSERT INTO shouted SELECT CASE WHEN line IS NULL THEN NULL ELSE UPPER(line) END FROM lines;`,
+      [{ value: 'héllo, {not json}', timestamp: 5_000 }, { value: null, timestamp: 6_000 }],
+    );
+    expect(harness.output('out').map((record) => record.value?.toString('utf8') ?? null)).toEqual(['HÉLLO, {NOT JSON}', null]);
+    expect(() => sqlPipeline(`CREATE TABLE two (a STRING, b STRING) WITH ('connector' = 'kafka', 'topic' = 'in', ${BROKERS}, 'format' = 'raw');
+CREATE TABLE out (a STRING) WITH ('connector' = 'kafka', 'topic' = 'out', ${BROKERS}, 'format' = 'json');
+INSERT INTO out SELECT a FROM two;`, { name: 'raw' })).toThrow("the 'raw' format holds one STRING column in the value: declare one (or use 'json')");
+  });
+
   it("show TIMESTAMP_LTZ in the session's time zone", () => {
     const harness = run(
       `SET 'table.local-time-zone' = 'Asia/Kolkata';
