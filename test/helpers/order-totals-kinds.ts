@@ -5,7 +5,10 @@ import { Schema, StreamTableEnvironment } from '../../lib/sql/index.js';
 import { expectedTotals, type GeneratedOrder } from './orders.js';
 import type { OrderTotalsOptions, Total } from './pipelines.js';
 
-export type ScheduleKind = 'one-stage' | 'two-stage' | 'join' | 'broadcast' | 'broadcast-forward' | 'sql-upsert';
+export type ScheduleKind = 'one-stage' | 'two-stage' | 'three-stage' | 'join' | 'broadcast' | 'broadcast-forward' | 'sql-upsert';
+
+/** The three-stage kind's results: the sum of five minutes' top totals. */
+const FIVE_MINUTE_TOPS = 'five-minute-tops';
 
 /** The category whose totals the broadcast kind sends to every shard, as the reference of each minute. */
 const REFERENCE_CATEGORY = 'category-0';
@@ -21,6 +24,20 @@ export const SCHEDULE_KINDS: Record<ScheduleKind, { window: number; rest: OrderT
     window: minutes(1),
     // A keyBy on a new key: a repartition topic and a second stage finding each minute's top category.
     rest: (totals) => totals.keyBy((total) => total.windowStart).window(TumblingEventTimeWindows.of(minutes(1))).maxBy('amount'),
+  },
+  'three-stage': {
+    window: minutes(1),
+    // Two keyBys after the first: each minute's top category (a second stage), then the sum of
+    // the tops of every five minutes (a third), each stage watermarked by the one before it.
+    rest: (totals) =>
+      totals
+        .keyBy((total) => total.windowStart)
+        .window(TumblingEventTimeWindows.of(minutes(1)))
+        .maxBy('amount')
+        .keyBy(() => FIVE_MINUTE_TOPS)
+        .window(TumblingEventTimeWindows.of(minutes(5)))
+        .sum('amount')
+        .map((sum, { timestamp }): Total => ({ category: FIVE_MINUTE_TOPS, windowStart: timestamp + 1 - minutes(5), amount: sum.amount })),
   },
   join: {
     window: minutes(1),
@@ -107,7 +124,8 @@ function joined(a: Total, b: Total): Total {
 /**
  * What the pipeline must write, by `category@windowStart` (one-stage, broadcast, and
  * broadcast-forward with `reference-n@windowStart`), `@windowStart` (two-stage),
- * `a&b@windowStart` (join) or `category@n`, the running sum of its first n windows (sql-upsert).
+ * `a&b@windowStart` (join), `five-minute-tops@windowStart` (three-stage) or `category@n`, the
+ * running sum of its first n windows (sql-upsert).
  */
 export function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrder[]): Map<string, number> {
   const totals = expectedTotals(orders, SCHEDULE_KINDS[kind].window);
@@ -156,7 +174,14 @@ export function expectedOutput(kind: ScheduleKind, orders: readonly GeneratedOrd
     const minute = `@${key.split('@')[1] ?? ''}`;
     top.set(minute, Math.max(top.get(minute) ?? 0, amount));
   }
-  return top;
+  if (kind === 'two-stage') return top;
+  const fiveMinutes = new Map<string, number>();
+  for (const [minute, amount] of top) {
+    const start = Math.floor(Number(minute.slice(1)) / minutes(5)) * minutes(5);
+    const key = `${FIVE_MINUTE_TOPS}@${start}`;
+    fiveMinutes.set(key, (fiveMinutes.get(key) ?? 0) + amount);
+  }
+  return fiveMinutes;
 }
 
 /** What identifies one result: a category's window (or a pair's), or (two stages) a minute's top. */

@@ -3,7 +3,7 @@
 // one-line command that replays its shrunk schedule, and ends with `N passed, M failed`.
 // `npm run simulate -- --replay SEED [--orders N] [--fault-steps F]` runs one schedule again,
 // exactly, and prints its trace. `--no-shrink` reports failing seeds without shrinking them.
-// `--kind one-stage|two-stage|join|broadcast|broadcast-forward|sql-upsert` runs every schedule with that
+// `--kind one-stage|two-stage|three-stage|join|broadcast|broadcast-forward|sql-upsert` runs every schedule with that
 // pipeline instead of the drawn one. `--restores` lets a tenth of the schedules take a savepoint
 // and restore it mid-run, half of them into a grown source. `--output-commit on-checkpoint|per-batch`
 // runs every schedule with that output commit instead of the drawn one; `--tick-grace` and

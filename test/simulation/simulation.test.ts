@@ -89,8 +89,11 @@ describe('the deterministic simulation', () => {
     expect(report.totals.rollbacks).toBeGreaterThan(10);
   }, 120_000);
 
-  it(`holds every invariant over ${TWO_INPUT_SCHEDULES} schedules of a Flink SQL GROUP BY's updates into an upsert sink`, async () => {
-    const report = await runCampaign({ firstSeed: 1, schedules: TWO_INPUT_SCHEDULES, workers: 2, overrides: { kind: 'sql-upsert' } });
+  it.each([
+    ["a Flink SQL GROUP BY's updates into an upsert sink", 'sql-upsert'],
+    ['three stages, each watermarked by the one before it', 'three-stage'],
+  ] as const)(`holds every invariant over ${TWO_INPUT_SCHEDULES} schedules of %s`, async (_, kind) => {
+    const report = await runCampaign({ firstSeed: 1, schedules: TWO_INPUT_SCHEDULES, workers: 2, overrides: { kind } });
     expect(report.failures.map((f) => `seed ${f.seed}: ${f.problems.slice(0, 3).join('; ')} (${f.replay})`)).toEqual([]);
     expect(report.ran).toBe(TWO_INPUT_SCHEDULES);
     expect(report.totals.crashes).toBeGreaterThan(1_000);
