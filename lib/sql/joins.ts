@@ -5,7 +5,7 @@ import type { Field, Row, Scope } from './compiled.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import { compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { appendOnly, columnList, expiring, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { columnList, expiring, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
 import { commonType } from './type-rules.js';
 import type { SqlType, SqlValue } from './types.js';
 import { widen } from './values.js';
@@ -88,9 +88,9 @@ function keyEvaluator(expressions: readonly Expression[], scope: Scope, types: r
  * clause's equalities, each input's rows so far in keyed state, and each new row joined with
  * the other input's rows of its key that meet the rest of the condition. Over insert-only
  * inputs an inner join only inserts; an outer join emits a row padded with NULLs while it has
- * no match, and retracts it (-D) when its first match arrives. An inner join takes changelogs
- * too: a -U or -D row leaves its input's rows and retracts its pairs with its kind, as Flink's
- * join forwards its inputs' kinds.
+ * no match, and retracts it (-D) when its first match arrives. Joins take changelogs too: a -U
+ * or -D row leaves its input's rows and retracts its pairs, and an outer row whose last match
+ * it was is padded again (+I), as in Flink's join.
  *
  * `table.exec.state.ttl` expires each stored row on its own, as Flink's does. A comma or CROSS
  * JOIN joins by the conditions of `where` (the query's WHERE) on its inputs' columns; the WHERE
@@ -103,10 +103,7 @@ export function planRegularJoin(
   context: PlanContext,
   text: string,
 ): PlannedRelation {
-  // An inner join takes updating inputs; an outer join's padding of them is not run yet.
-  const inputOf = (input: PlannedRelation) => (join.type === 'INNER' ? input : appendOnly(input, `${join.type} JOIN`, join.position, text));
-  const left = inputOf(inputs.left);
-  const right = inputOf(inputs.right);
+  const { left, right } = inputs;
   const joinedFields = [...nullable(left.fields, join.type === 'RIGHT' || join.type === 'FULL'), ...nullable(right.fields, join.type === 'LEFT' || join.type === 'FULL')];
   const scope = scopeOf(joinedFields, context, text);
   const width = left.fields.length;
@@ -134,7 +131,7 @@ export function planRegularJoin(
   const changelogInputs = [left.updating !== undefined, right.updating !== undefined] as const;
   const widths = [left.fields.length, right.fields.length] as const;
   const updating = outer[0] || outer[1] || changelogInputs[0] || changelogInputs[1];
-  const kinds = outer[0] || outer[1] ? '+I, -D' : '+I, -U, +U, -D';
+  const kinds = (outer[0] || outer[1]) && !changelogInputs[0] && !changelogInputs[1] ? '+I, -D' : '+I, -U, +U, -D';
   // One key is itself, as a keyBy's would be; several are a JSON array.
   const keyOf = (values: SqlValue[]) => (values.length === 1 ? values[0] : JSON.stringify(values));
   const descriptor = (name: string) => expiring(new MapStateDescriptor<string, [number, number]>(name), context);
@@ -154,24 +151,39 @@ export function planRegularJoin(
         // A changelog's row carries its kind after its columns; an inner join passes it on.
         const kind = changelogInputs[side] ? String(received[widths[side]]) : '+I';
         const row = changelogInputs[side] ? received.slice(0, widths[side]) : received;
+        const retracting = kind === '-U' || kind === '-D';
         // SQL's equality never holds for NULL: such a row matches nothing, and nothing needs it later.
         if ((side === 0 ? leftKey(row) : rightKey(row)).includes(null)) {
-          if (outer[side]) emit(out, pair(row, padding[otherSide]), '+I');
+          if (outer[side]) emit(out, pair(row, padding[otherSide]), retracting ? '-D' : '+I');
           return;
         }
         const key = JSON.stringify(row);
-        if (kind === '-U' || kind === '-D') {
-          // Taken back: out of this input's rows, and each of its pairs retracted with its kind.
+        // A pair's kind, as Flink's: an inner join forwards the row's; an outer join inserts with
+        // +I, and retracts with -D from its outer input and with the row's kind from its inner one.
+        const pairKind = !(outer[0] || outer[1]) ? kind : !retracting ? '+I' : outer[side] ? '-D' : kind;
+        if (retracting) {
+          // Taken back: out of this input's rows, each of its pairs retracted, and an outer row it
+          // was the last match of padded again.
           const [count = 0, ownMatches = 0] = own.get(key) ?? [];
           if (count > 1) own.put(key, [count - 1, ownMatches]);
           else own.remove(key);
-          for (const [stored, [theirCount]] of other.entries()) {
-            const both = pair(row, JSON.parse(stored) as Row);
+          let paired = false;
+          for (const [stored, [theirCount, theirMatches]] of other.entries()) {
+            const theirs = JSON.parse(stored) as Row;
+            const both = pair(row, theirs);
             if (matches && matches.evaluate(both) !== true) continue;
-            for (let i = 0; i < theirCount; i++) emit(out, both, kind);
+            paired = true;
+            for (let i = 0; i < theirCount; i++) {
+              emit(out, both, pairKind);
+              if (outer[otherSide] && theirMatches === 1) emit(out, pair(padding[side], theirs), '+I');
+            }
+            if (outer[otherSide]) other.put(stored, [theirCount, Math.max(0, theirMatches - 1)]);
           }
+          if (!paired && outer[side]) emit(out, pair(row, padding[otherSide]), '-D');
           return;
         }
+        // A row new to this input's rows is one more match of the other input's; a copy of one is not, as in Flink.
+        const additional = outer[otherSide] && own.get(key) === undefined;
         let matched = 0;
         for (const [stored, [count, theirMatches]] of other.entries()) {
           const theirs = JSON.parse(stored) as Row;
@@ -180,9 +192,9 @@ export function planRegularJoin(
           matched += count;
           for (let i = 0; i < count; i++) {
             if (outer[otherSide] && theirMatches === 0) emit(out, pair(padding[side], theirs), '-D');
-            emit(out, both, kind);
+            emit(out, both, pairKind);
           }
-          if (outer[otherSide]) other.put(stored, [count, theirMatches + 1]);
+          if (outer[otherSide] && (theirMatches === 0 || additional)) other.put(stored, [count, theirMatches + 1]);
         }
         if (outer[side] && matched === 0) emit(out, pair(row, padding[otherSide]), '+I');
         const [count = 0] = own.get(key) ?? [];

@@ -89,6 +89,7 @@ const ON_THE_RUNTIME = [
   // Retractions across a repartition topic: the second GROUP BY takes back what the first updates.
   'sql-group-over-updates',
   'sql-group-retract-extremes',
+  'sql-join-left-updating',
 ];
 /** Scenarios keyed by another key than the event's, whose source is therefore not partitioned by the record key. */
 const REKEYED = ['window-join', 'window-cogroup', 'sql-join-expression-keys', 'sql-top-n-global'];
