@@ -17,6 +17,7 @@ import {
   isNumeric,
   isTemporal,
   NULL_TYPE,
+  plainTime,
   STRING,
   timestamp,
   typeName,
@@ -54,6 +55,18 @@ export function subexpressions(expression: Expression): (Expression | undefined)
     default:
       return [];
   }
+}
+
+/** An expression's parts joined by AND, outermost first: a WHERE or ON clause as its conditions. */
+export function conjuncts(expression: Expression | undefined): Expression[] {
+  if (!expression) return [];
+  return expression.kind === 'binary' && expression.operator === 'AND' ? [...conjuncts(expression.left), ...conjuncts(expression.right)] : [expression];
+}
+
+/** Conditions joined by AND again; undefined for none. */
+export function conjunction(conditions: readonly Expression[]): Expression | undefined {
+  if (conditions.length === 0) return undefined;
+  return conditions.reduce((a, b) => ({ kind: 'binary', operator: 'AND', left: a, right: b, position: a.position }));
 }
 
 /** Finds the column an unqualified or qualified name refers to, or fails naming what there is. */
@@ -204,7 +217,7 @@ function logical(operator: 'AND' | 'OR', left: Compiled, right: Compiled): Compi
 
 function shiftTimestamp(operand: Compiled, millis: number, scope: Scope, position: SqlPosition): Compiled {
   if (!isTemporal(operand.type)) throw sqlError(scope, `an INTERVAL is added to a TIMESTAMP or TIMESTAMP_LTZ, not to ${typeName(operand.type)}`, position);
-  return { type: { ...operand.type, rowtime: false }, evaluate: (row) => nullOr(operand.evaluate(row), (v) => (v as number) + millis) };
+  return { type: plainTime(operand.type), evaluate: (row) => nullOr(operand.evaluate(row), (v) => (v as number) + millis) };
 }
 
 function concat(left: Compiled, right: Compiled, scope: Scope, position: SqlPosition): Compiled {

@@ -3,11 +3,11 @@ import type { Collector } from '../api/functions.js';
 import type { Expression, Relation } from './ast.js';
 import type { Field, Row, Scope } from './compiled.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
-import { compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
+import { compileBoolean, compileExpression, conjunction, conjuncts, resolveField, subexpressions } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { columnList, expiring, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
 import { commonType } from './type-rules.js';
-import type { SqlType, SqlValue } from './types.js';
+import { plainTime, withNullable, type SqlType, type SqlValue } from './types.js';
 import { widen } from './values.js';
 
 type JoinRelation = Extract<Relation, { kind: 'join' }>;
@@ -24,11 +24,6 @@ interface Sided {
  * input it has matched (0: it was emitted padded with NULLs, and a first match retracts that).
  */
 type StoredRows = MapState<string, [count: number, matches: number]>;
-
-function conjuncts(expression: Expression | undefined): Expression[] {
-  if (!expression) return [];
-  return expression.kind === 'binary' && expression.operator === 'AND' ? [...conjuncts(expression.left), ...conjuncts(expression.right)] : [expression];
-}
 
 /** The columns an expression names, as positions in the scope's row. */
 function columnsOf(expression: Expression | undefined, scope: Scope, found: number[] = []): number[] {
@@ -74,13 +69,15 @@ function equiKey(expression: Expression, scope: Scope, leftWidth: number): EquiK
 
 /** The columns after a join: nullable where an outer join may pad them with NULL, and no longer time attributes, as in Flink. */
 function nullable(fields: readonly Field[], padded: boolean): Field[] {
-  return fields.map((f) => ({ ...f, type: { ...f.type, ...(padded ? { nullable: true } : {}), ...('rowtime' in f.type ? { rowtime: false } : {}) } }));
+  return fields.map((f) => ({ ...f, type: plainTime(padded ? withNullable(f.type, true) : f.type) }));
 }
 
-/** One input's key evaluator, its values widened to the type both inputs' keys compare in. */
-function keyEvaluator(expressions: readonly Expression[], scope: Scope, types: readonly SqlType[]): (row: Row) => SqlValue[] {
-  const compiled = expressions.map((expression) => compileExpression(expression, scope));
-  return (row) => compiled.map(({ evaluate, type }, i) => widen(evaluate(row), type, types[i] as SqlType));
+/** One input's join keys, each widened to the type both inputs' keys compare in. */
+function keyEvaluators(expressions: readonly Expression[], scope: Scope, types: readonly SqlType[]): ((row: Row) => SqlValue)[] {
+  return expressions.map((expression, i) => {
+    const { evaluate, type } = compileExpression(expression, scope);
+    return (row) => widen(evaluate(row), type, types[i] as SqlType);
+  });
 }
 
 /**
@@ -124,23 +121,22 @@ export function planRegularJoin(
   const types = keys.map((key, i) =>
     commonType([compileExpression(key.left, leftScope).type, compileExpression(key.right, rightScope).type], scope, join.position, `the join's equality ${i + 1}`),
   );
-  const leftKey = keyEvaluator(keys.map((k) => k.left), leftScope, types);
-  const rightKey = keyEvaluator(keys.map((k) => k.right), rightScope, types);
-  const matches = residual.length === 0 ? undefined : compileBoolean(residual.reduce((a, b) => ({ kind: 'binary', operator: 'AND', left: a, right: b, position: a.position })), scope, 'ON');
+  const sideKeys = [keyEvaluators(keys.map((k) => k.left), leftScope, types), keyEvaluators(keys.map((k) => k.right), rightScope, types)] as const;
+  const keyOf = [groupKey(sideKeys[0]).keyOf, groupKey(sideKeys[1]).keyOf] as const;
+  const residualCondition = conjunction(residual);
+  const matches = residualCondition && compileBoolean(residualCondition, scope, 'ON');
   const outer = [join.type === 'LEFT' || join.type === 'FULL', join.type === 'RIGHT' || join.type === 'FULL'] as const;
   const changelogInputs = [left.updating !== undefined, right.updating !== undefined] as const;
   const widths = [left.fields.length, right.fields.length] as const;
   const updating = outer[0] || outer[1] || changelogInputs[0] || changelogInputs[1];
   const kinds = (outer[0] || outer[1]) && !changelogInputs[0] && !changelogInputs[1] ? '+I, -D' : '+I, -U, +U, -D';
-  // One key is itself, as a keyBy's would be; several are a JSON array.
-  const keyOf = (values: SqlValue[]) => (values.length === 1 ? values[0] : JSON.stringify(values));
   const descriptor = (name: string) => expiring(new MapStateDescriptor<string, [number, number]>(name), context);
   const padding = [left.fields.map(() => null), right.fields.map(() => null)] as const;
   const emit = (out: Collector<Row>, row: Row, kind: string) => out.collect(updating ? [...row, kind] : row);
   const sided = (stream: PlannedRelation['stream'], side: 0 | 1) => stream.map((row): Sided => ({ side, row }));
   const joined = sided(left.stream, 0)
     .union(sided(right.stream, 1))
-    .keyBy((element) => keyOf(element.side === 0 ? leftKey(element.row) : rightKey(element.row)))
+    .keyBy((element) => keyOf[element.side](element.row))
     .withState((state) => [state.getMapState(descriptor('left-rows')), state.getMapState(descriptor('right-rows'))] as const)
     .process<Row>({
       processElement({ side, row: received }, { state }, out) {
@@ -153,11 +149,19 @@ export function planRegularJoin(
         const row = changelogInputs[side] ? received.slice(0, widths[side]) : received;
         const retracting = kind === '-U' || kind === '-D';
         // SQL's equality never holds for NULL: such a row matches nothing, and nothing needs it later.
-        if ((side === 0 ? leftKey(row) : rightKey(row)).includes(null)) {
+        if (sideKeys[side].some((evaluate) => evaluate(row) === null)) {
           if (outer[side]) emit(out, pair(row, padding[otherSide]), retracting ? '-D' : '+I');
           return;
         }
         const key = JSON.stringify(row);
+        // The other input's rows that pair with this one: each distinct row, how many times it
+        // arrived and how many matches it has, and the pair.
+        const partners = () =>
+          other.entries().flatMap(([stored, [count, theirMatches]]) => {
+            const theirs = JSON.parse(stored) as Row;
+            const both = pair(row, theirs);
+            return matches && matches.evaluate(both) !== true ? [] : [{ stored, theirs, both, count, theirMatches }];
+          });
         // A pair's kind, as Flink's: an inner join forwards the row's; an outer join inserts with
         // +I, and retracts with -D from its outer input and with the row's kind from its inner one.
         const pairKind = !(outer[0] || outer[1]) ? kind : !retracting ? '+I' : outer[side] ? '-D' : kind;
@@ -167,28 +171,22 @@ export function planRegularJoin(
           const [count = 0, ownMatches = 0] = own.get(key) ?? [];
           if (count > 1) own.put(key, [count - 1, ownMatches]);
           else own.remove(key);
-          let paired = false;
-          for (const [stored, [theirCount, theirMatches]] of other.entries()) {
-            const theirs = JSON.parse(stored) as Row;
-            const both = pair(row, theirs);
-            if (matches && matches.evaluate(both) !== true) continue;
-            paired = true;
+          const paired = partners();
+          for (const { stored, theirs, both, count: theirCount, theirMatches } of paired) {
             for (let i = 0; i < theirCount; i++) {
               emit(out, both, pairKind);
               if (outer[otherSide] && theirMatches === 1) emit(out, pair(padding[side], theirs), '+I');
             }
             if (outer[otherSide]) other.put(stored, [theirCount, Math.max(0, theirMatches - 1)]);
           }
-          if (!paired && outer[side]) emit(out, pair(row, padding[otherSide]), '-D');
+          if (paired.length === 0 && outer[side]) emit(out, pair(row, padding[otherSide]), '-D');
           return;
         }
+        const held = own.get(key);
         // A row new to this input's rows is one more match of the other input's; a copy of one is not, as in Flink.
-        const additional = outer[otherSide] && own.get(key) === undefined;
+        const additional = outer[otherSide] && held === undefined;
         let matched = 0;
-        for (const [stored, [count, theirMatches]] of other.entries()) {
-          const theirs = JSON.parse(stored) as Row;
-          const both = pair(row, theirs);
-          if (matches && matches.evaluate(both) !== true) continue;
+        for (const { stored, theirs, both, count, theirMatches } of partners()) {
           matched += count;
           for (let i = 0; i < count; i++) {
             if (outer[otherSide] && theirMatches === 0) emit(out, pair(padding[side], theirs), '-D');
@@ -197,10 +195,15 @@ export function planRegularJoin(
           if (outer[otherSide] && (theirMatches === 0 || additional)) other.put(stored, [count, theirMatches + 1]);
         }
         if (outer[side] && matched === 0) emit(out, pair(row, padding[otherSide]), '+I');
-        const [count = 0] = own.get(key) ?? [];
-        own.put(key, [count + 1, matched]);
+        own.put(key, [(held?.[0] ?? 0) + 1, matched]);
       },
     });
+  const relation: PlannedRelation = {
+    stream: joined,
+    fields: joinedFields,
+    rowtime: undefined,
+    ...(updating ? { updating: { keys: [], producer: `the ${join.type} JOIN`, kinds } } : {}),
+  };
   const equalities = keys.map((k) => `${describe(k.left)} = ${describe(k.right)}`).join(' AND ');
   const rest = residual.length === 0 ? '' : ` AND ${residual.length} more condition${residual.length === 1 ? '' : 's'}`;
   const joinType = join.type === 'INNER' ? 'InnerJoin' : `${join.type[0]}${join.type.slice(1).toLowerCase()}OuterJoin`;
@@ -209,14 +212,9 @@ export function planRegularJoin(
     context,
     'join',
     `Join(joinType=[${joinType}], where=[${equalities}${rest}], select=[${columnList(joinedFields)}], state=[each input's rows by join key])`,
-    updating ? `retract: ${kinds}` : 'insert-only',
+    changelogMode(relation),
   );
-  return {
-    stream: joined,
-    fields: joinedFields,
-    rowtime: undefined,
-    ...(updating ? { updating: { keys: [], producer: `the ${join.type} JOIN`, kinds } } : {}),
-  };
+  return relation;
 }
 
 /** An equality's side for `explain`: its column, or that it is an expression. */

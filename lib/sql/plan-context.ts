@@ -1,9 +1,9 @@
-import type { SingleOutputStreamOperator } from '../api/datastream.js';
+import type { DataStream, SingleOutputStreamOperator } from '../api/datastream.js';
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import { StateTtlConfig, type AnyStateDescriptor } from '../api/state.js';
 import type { Select } from './ast.js';
 import type { ConnectorTable, ViewTable } from './catalog.js';
-import type { Field, Row, Scope } from './compiled.js';
+import type { Compiled, Field, Row, Scope } from './compiled.js';
 import { SqlUnsupportedError } from './errors.js';
 import type { PlannedRelation } from './kafka-table.js';
 import type { SqlSession } from './session.js';
@@ -69,4 +69,10 @@ export function expiring<D extends AnyStateDescriptor>(descriptor: D, context: P
   const ttl = context.session.stateTtl;
   if (ttl !== undefined) descriptor.enableTimeToLive(StateTtlConfig.newBuilder(ttl).build());
   return descriptor;
+}
+
+/** A relation's rows that meet a WHERE condition (a Calc), or all of them without one; a changelog's keep their kinds. */
+export function filtered(relation: PlannedRelation, condition: Compiled | undefined, context: PlanContext): DataStream<Row> {
+  if (!condition) return relation.stream;
+  return sqlOperator(relation.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', changelogMode(relation));
 }

@@ -11,8 +11,8 @@ import { planRegularJoin, refuseWindowJoin } from './joins.js';
 import { planRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
 import { commonType } from './type-rules.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
-import { appendOnly, changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
-import { typeName } from './types.js';
+import { appendOnly, changelogMode, columnList, expiring, filtered, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
+import { plainTime, typeName } from './types.js';
 import { widen } from './values.js';
 
 export type { CatalogTable, PlanContext } from './plan-context.js';
@@ -261,7 +261,7 @@ function planTopN(ranking: Ranking, alias: string | undefined, context: PlanCont
   if (isWindowed(from)) throw new SqlUnsupportedError('a window Top-N (ROW_NUMBER() over a window table function)', ranking.over.position, text);
   const input = appendOnly(from, 'a Top-N', ranking.over.position, text);
   const condition = inner.where && compileBoolean(inner.where, scopeOf(input.fields, context, text), 'WHERE');
-  const rows = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', 'insert-only') : input.stream;
+  const rows = filtered(input, condition, context);
   const ranked = planRank({ ...input, stream: rows }, ranking, context, text);
   const rank: Expression = { kind: 'column', table: undefined, name: RANK_COLUMN, position: ranking.over.position };
   const items = inner.items.map((item, i) => (i === ranking.rankItem ? { expression: rank, alias: item.alias ?? `EXPR$${i}` } : item));
@@ -275,12 +275,12 @@ function project(select: Select, input: PlannedRelation, context: PlanContext, t
   const items = selectItems(select, input.fields, text).map(({ expression, name }) => ({ name, compiled: compileExpression(expression, scope), expression }));
   const rowtime = items.findIndex(({ expression }) => expression.kind === 'column' && resolveField(scope, expression.name, expression.table, expression.position) === input.rowtime);
   const evaluators = items.map((item) => item.compiled.evaluate);
-  const filtered = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', changelogMode(input)) : input.stream;
+  const rows = filtered(input, condition, context);
   const identity = items.length === input.fields.length && items.every(({ expression }, i) => expression.kind === 'column' && resolveField(scope, expression.name, expression.table, expression.position) === i);
   const width = input.fields.length;
   const project = input.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
-  const stream = identity ? filtered : sqlOperator(filtered.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(input));
-  const fields = uniqueNames(items).map((item, i) => ({ name: item.name, type: i === rowtime ? item.compiled.type : { ...item.compiled.type, rowtime: false } as Field['type'] }));
+  const stream = identity ? rows : sqlOperator(rows.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(input));
+  const fields = uniqueNames(items).map((item, i) => ({ name: item.name, type: i === rowtime ? item.compiled.type : plainTime(item.compiled.type) }));
   const positions = items.map(({ expression }) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
   return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(input.updating ? { updating: keptKeys(input.updating, positions) } : {}) };
 }
@@ -314,7 +314,7 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   const { keyOf, keyValues } = groupKey(keys.map((k) => k.compiled.evaluate));
   const assigner = assignerOf(relation, text);
   if (relation.function === 'SESSION') sessionKeysMatch(relation, keys.map((k) => k.expression), text);
-  const rows = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', 'insert-only') : input.stream;
+  const rows = filtered(input, condition, context);
   const aggregated = rows
     .keyBy((row) => keyOf(row))
     .window(assigner)
@@ -361,7 +361,7 @@ function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extra
   // Over a changelog, how many rows each key holds: none left, the key is deleted.
   const rowCount = expiring(new ValueStateDescriptor<number>('rows'), context);
   const width = input.fields.length;
-  const rows = condition ? sqlOperator(input.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', changelogMode(input)) : input.stream;
+  const rows = filtered(input, condition, context);
   const producer = `GROUP BY ${select.groupBy.map((e) => (e.kind === 'column' ? e.name : 'an expression')).join(', ') || '()'}`;
   const aggregated = rows
     .keyBy((row) => (keys.length === 0 ? '' : keyOf(row)))
@@ -398,9 +398,8 @@ function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extra
         out.collect([...result, '+U']);
       },
     });
-  const kinds = retracting ? '+I, -U, +U, -D' : undefined;
-  sqlOperator(aggregated, context, 'group-aggregate', `GroupAggregate(groupBy=[${columnList(fields.slice(0, keys.length))}], select=[${columnList(fields)}])`, `retract: ${kinds ?? '+I, -U, +U'}`);
-  const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: undefined, updating: { keys: keys.map((_, i) => i), producer, ...(kinds ? { kinds } : {}) } };
+  const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: undefined, updating: { keys: keys.map((_, i) => i), producer, ...(retracting ? { kinds: '+I, -U, +U, -D' } : {}) } };
+  sqlOperator(aggregated, context, 'group-aggregate', `GroupAggregate(groupBy=[${columnList(fields.slice(0, keys.length))}], select=[${columnList(fields)}])`, changelogMode(grouped));
   return projectGrouped(select, grouped, { ...scopeOf(fields, context, text), computed }, context, text);
 }
 
@@ -422,11 +421,11 @@ function projectGrouped(select: Select, grouped: PlannedRelation, scope: Scope, 
     return { name: item.alias ?? (expression.kind === 'column' ? expression.name : `EXPR$${index}`), compiled, expression };
   });
   const rowtime = items.findIndex(({ expression }) => expression.kind === 'column' && expression.name.toLowerCase() === 'window_time');
-  const filtered = having ? sqlOperator(grouped.stream.filter((row) => having.evaluate(row) === true), context, 'having', 'Calc(having)', changelogMode(grouped)) : grouped.stream;
+  const kept = having ? sqlOperator(grouped.stream.filter((row) => having.evaluate(row) === true), context, 'having', 'Calc(having)', changelogMode(grouped)) : grouped.stream;
   const evaluators = items.map((item) => item.compiled.evaluate);
   const width = grouped.fields.length;
   const project = grouped.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
-  const stream = sqlOperator(filtered.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(grouped));
+  const stream = sqlOperator(kept.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(grouped));
   const positions = items.map(({ expression }) => scope.computed?.get(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression)) ?? -1);
   const fields = uniqueNames(items).map((item) => ({ name: item.name, type: item.compiled.type }));
   return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(grouped.updating ? { updating: keptKeys(grouped.updating, positions) } : {}) };

@@ -2,10 +2,10 @@ import { ValueStateDescriptor } from '../api/state.js';
 import type { Expression, OverClause, Select } from './ast.js';
 import type { Field, Row } from './compiled.js';
 import { SqlUnsupportedError } from './errors.js';
-import { compileExpression, resolveField } from './expressions.js';
+import { compileExpression, conjunction, conjuncts, resolveField } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { columnList, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
-import { BIGINT, type SqlValue } from './types.js';
+import { changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { BIGINT, plainTime, type SqlValue } from './types.js';
 import { compareValues } from './values.js';
 
 /** The column a Top-N adds for the rank, before the query that selects ROW_NUMBER() names it. */
@@ -26,11 +26,6 @@ export interface Ranking {
   readonly rankSelected: boolean;
   /** The outer WHERE without the conditions on the rank, which the Top-N keeps. */
   readonly where: Expression | undefined;
-}
-
-function conjuncts(expression: Expression | undefined): Expression[] {
-  if (!expression) return [];
-  return expression.kind === 'binary' && expression.operator === 'AND' ? [...conjuncts(expression.left), ...conjuncts(expression.right)] : [expression];
 }
 
 /** The last rank a condition on the rank column keeps (`rn <= 3`, `rn < 4`, `rn = 1`), if it is one. */
@@ -59,10 +54,9 @@ export function rankingOf(select: Select, text: string): Ranking | undefined {
   if (!item || item.expression.kind !== 'call' || !item.expression.over) return undefined;
   const rankName = (item.alias ?? `EXPR$${rankItem}`).toLowerCase();
   const over = item.expression.over;
-  const conditions = conjuncts(select.where);
-  const limits = conditions.flatMap((condition) => lastRank(condition, rankName) ?? []);
-  const rest = conditions.filter((condition) => lastRank(condition, rankName) === undefined);
-  const where = rest.length === 0 ? undefined : rest.reduce((a, b): Expression => ({ kind: 'binary', operator: 'AND', left: a, right: b, position: a.position }));
+  const conditions = conjuncts(select.where).map((condition) => ({ condition, last: lastRank(condition, rankName) }));
+  const limits = conditions.flatMap(({ last }) => last ?? []);
+  const where = conjunction(conditions.flatMap(({ condition, last }) => (last === undefined ? [condition] : [])));
   if (limits.length === 0) {
     throw new SqlUnsupportedError(`ROW_NUMBER() without a WHERE ${rankName} <= N over it (an OVER aggregation rather than a Top-N)`, item.expression.position, text);
   }
@@ -182,13 +176,14 @@ export function planRank(input: PlannedRelation, ranking: Ranking, context: Plan
           ? { keys: keys ? [...keys, width] : [], producer }
           : // With N = 1 a partition holds one row: its key is the partition's, as Flink's upsert key.
             { keys: limit === 1 && keys ? keys : [], producer, kinds: '+I, -D' };
-  const plainTimes = input.fields.map((f) => ({ ...f, type: { ...f.type, ...('rowtime' in f.type ? { rowtime: false } : {}) } }));
-  const fields: Field[] = [...(strategy === 'keep-first' ? input.fields : plainTimes), { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
+  const kept = strategy === 'keep-first' ? input.fields : input.fields.map((f) => ({ ...f, type: plainTime(f.type) }));
+  const fields: Field[] = [...kept, { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
   const order = orders.map(({ expression, descending }) => `${expression.kind === 'column' ? expression.name : 'an expression'} ${descending ? 'DESC' : 'ASC'}`).join(', ');
   const partitionedBy = columnList(partitionColumns.map((at, i) => ({ name: at < 0 ? `expression ${i + 1}` : (input.fields[at] as Field).name, type: BIGINT })));
   const plan = deduplicate
     ? `Deduplicate(keep=[${strategy === 'keep-last' ? 'LastRow' : 'FirstRow'}], key=[${partitionedBy}], order=[ROWTIME], state=[the kept row per key])`
     : `Rank(strategy=[AppendOnlyTopNStrategy], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${order}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}], state=[the top ${limit} rows per key])`;
-  sqlOperator(ranked, context, deduplicate ? 'deduplicate' : 'rank', plan, updating ? `retract: ${updating.kinds ?? '+I, -U, +U'}` : 'insert-only');
-  return { stream: ranked, fields, rowtime: strategy === 'keep-first' ? input.rowtime : undefined, ...(updating ? { updating } : {}) };
+  const relation: PlannedRelation = { stream: ranked, fields, rowtime: strategy === 'keep-first' ? input.rowtime : undefined, ...(updating ? { updating } : {}) };
+  sqlOperator(ranked, context, deduplicate ? 'deduplicate' : 'rank', plan, changelogMode(relation));
+  return relation;
 }

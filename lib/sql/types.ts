@@ -37,6 +37,11 @@ export function typeName(type: SqlType): string {
   return type.nullable ? base : `${base} NOT NULL`;
 }
 
+/** The type without its time attribute: what a join, an update or an expression leaves of a rowtime column. */
+export function plainTime(type: SqlType): SqlType {
+  return isTemporal(type) && type.rowtime ? { ...type, rowtime: false } : type;
+}
+
 export function withNullable<T extends SqlType>(type: T, nullable: boolean): T {
   return { ...type, nullable };
 }
