@@ -9,13 +9,13 @@ import {
   type ScanCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { INITIAL_LAYOUT, type PackId, type PackOptions, type StoredPack } from './packs.js';
-import { ItemShardStore, type EpochRange, type PackCondition, type RecordCondition, type ShardRecord, type ShardRef } from './shard-store.js';
+import { ItemShardStore, parseStoredProgress, type EpochRange, type PackCondition, type RecordCondition, type ShardRecord, type ShardRef } from './shard-store.js';
 
 /**
  * The shard store on DynamoDB (see docs/PROTOCOL.md). One table, keys `pk` and `sk`:
  *
  * - shard record — pk `shard#<stage>#<shard>`, sk `record`: `epoch`, `committedEpoch`,
- *   `aborted` (JSON ranges), `progress` (JSON), `buckets`, `liveBytes` and `density` (the pack layout);
+ *   `aborted` (JSON ranges), `progress` (JSON, deflated), `buckets`, `liveBytes` and `density` (the pack layout);
  * - bucket pack — pk `pack#<stage>#<shard>#b<bucket>`, sk `pack`: `entries` (JSON), `ver`,
  *   `epoch`. One partition key per bucket spreads a shard's keys over many partitions;
  * - spilled key — pk `pack#<stage>#<shard>#k<key group>`, sk `<key as JSON>`: the same
@@ -54,7 +54,7 @@ export class DynamoShardStore extends ItemShardStore {
       epoch: Item.epoch as number,
       committedEpoch: Item.committedEpoch as number,
       abortedEpochs: JSON.parse(Item.aborted as string) as EpochRange[],
-      progress: Item.progress === undefined ? undefined : (JSON.parse(Item.progress as string) as unknown),
+      progress: Item.progress === undefined ? undefined : parseStoredProgress(Item.progress as Uint8Array | string),
       // Every record since key packs holds its layout; one without was written before them.
       ...(Item.buckets === undefined
         ? { layout: INITIAL_LAYOUT, writtenBeforeKeyPacks: true }
@@ -62,7 +62,7 @@ export class DynamoShardStore extends ItemShardStore {
     };
   }
 
-  protected async putRecordIf(shard: ShardRef, record: ShardRecord, recordCondition: RecordCondition): Promise<boolean> {
+  protected async putRecordIf(shard: ShardRef, record: ShardRecord, recordCondition: RecordCondition, storedProgress: Buffer | undefined): Promise<boolean> {
     this.requests.recordWrites++;
     const condition = conditionExpression(recordCondition);
     return this.conditional(
@@ -76,7 +76,8 @@ export class DynamoShardStore extends ItemShardStore {
           buckets: record.layout.buckets,
           liveBytes: record.layout.liveBytes,
           density: record.layout.density,
-          ...(record.progress === undefined ? {} : { progress: JSON.stringify(record.progress) }),
+          // Binary: a version before compression fails on it, instead of reading no progress.
+          ...(storedProgress === undefined ? {} : { progress: storedProgress }),
         },
         ...condition,
       }),

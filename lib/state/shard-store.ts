@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { KeyRef } from './keys.js';
 import {
   ancestorOf,
@@ -114,6 +115,21 @@ export class KeyStateTooLargeError extends Error {
 
 /** The most a shard's progress may take as JSON: its record is one DynamoDB item, within 400 KB. */
 export const MAX_PROGRESS_BYTES = 380 * 1024;
+
+/**
+ * A shard's progress as its record stores it: JSON, deflated. Every claim and commit rewrites
+ * the whole record, a write unit per started kilobyte, and the progress repeats itself (each
+ * timer names its key, the position repeats the executor): about five times smaller, for
+ * some 50 µs of CPU a write.
+ */
+export function compressProgress(json: string): Buffer {
+  return deflateRawSync(json);
+}
+
+/** The progress a record stores: deflated bytes, or JSON text as versions before compression wrote it. */
+export function parseStoredProgress(stored: Uint8Array | string): unknown {
+  return JSON.parse(typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8')) as unknown;
+}
 
 /**
  * A shard's progress outgrew its record's item. The stage executor's timers are in it, so a stage
@@ -384,8 +400,8 @@ export abstract class ItemShardStore implements ShardStore {
   }
 
   protected abstract getRecord(shard: ShardRef): Promise<ShardRecord | undefined>;
-  /** Replaces the record if it meets `condition`. */
-  protected abstract putRecordIf(shard: ShardRef, record: ShardRecord, condition: RecordCondition): Promise<boolean>;
+  /** Replaces the record if it meets `condition`; `storedProgress` is its progress as a store that keeps bytes keeps it. */
+  protected abstract putRecordIf(shard: ShardRef, record: ShardRecord, condition: RecordCondition, storedProgress: Buffer | undefined): Promise<boolean>;
   /** The stored packs among `ids`, by id text. */
   protected abstract getPacks(shard: ShardRef, ids: readonly PackId[]): Promise<Map<string, StoredPack>>;
   /** Writes the pack if the stored one meets `condition`. */
@@ -451,12 +467,13 @@ export abstract class ItemShardStore implements ShardStore {
     return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress, layout: options.replacingState ? INITIAL_LAYOUT : layout };
   }
 
-  /** Writes the record, counting its units from its progress's JSON, which each caller has at hand. */
+  /** Writes the record with its progress compressed from its JSON, which each caller has at hand, and counts its units. */
   private putRecord(shard: ShardRef, record: ShardRecord, condition: RecordCondition, progressJson: string | undefined): Promise<boolean> {
     const bytes = Buffer.byteLength(progressJson ?? '');
     if (bytes > MAX_PROGRESS_BYTES) return Promise.reject(new ShardProgressTooLargeError(shard, bytes));
-    this.requests.writeUnits += writeUnits((progressJson?.length ?? 0) + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
-    return this.putRecordIf(shard, record, condition);
+    const stored = progressJson === undefined ? undefined : compressProgress(progressJson);
+    this.requests.writeUnits += writeUnits((stored?.length ?? 0) + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
+    return this.putRecordIf(shard, record, condition, stored);
   }
 
   async read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>> {

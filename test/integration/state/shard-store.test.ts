@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../../lib/aws/clients.js';
@@ -75,5 +76,36 @@ describe('a state table written before key packs', () => {
     expect(oldKey.Item).toBeUndefined();
     await store.commit(restoring, { offset: 42 });
     expect((await store.claim(shard)).epoch).toBe(9);
+  });
+});
+
+describe('the shard record in DynamoDB', () => {
+  it('stores its progress deflated, counts its write units from that, and reads a record of a version that stored JSON', async () => {
+    const { client, table } = await freshStateTable(dynamo);
+    const store = new DynamoShardStore(client, table);
+    const shard = { stage: 'stage-1', shard: 0 };
+    // Timers name their keys, and the position repeats the executor: the JSON repeats itself.
+    const timers = Array.from({ length: 40 }, (_, i) => ({ operator: 'window', domain: 'event', key: { value: `category-${i}`, keyGroup: i }, timestamp: 1_800_000_000_000 }));
+    const progress = { offset: 1_000, executor: { watermark: 1, timers }, position: { checkpoint: 3, offset: 900, executor: { watermark: 0, timers } } };
+    const claim = await store.claim(shard);
+    const unitsBefore = store.requests.writeUnits;
+    await store.commit(claim, progress);
+    const { Item } = await client.send(new GetCommand({ TableName: table, Key: { pk: 'shard#stage-1#0', sk: 'record' } }));
+    expect(Item?.progress).toBeInstanceOf(Uint8Array);
+    const stored = Item?.progress as Uint8Array;
+    expect(JSON.parse(inflateRawSync(stored).toString('utf8'))).toEqual(progress);
+    expect(stored.length * 5).toBeLessThan(JSON.stringify(progress).length);
+    expect(store.requests.writeUnits - unitsBefore).toBe(Math.ceil((stored.length + '[]'.length + 100) / 1_024));
+    expect((await store.peek(shard))?.progress).toEqual(progress);
+
+    // A record as the version before compression wrote it, with key packs' layout.
+    await client.send(
+      new PutCommand({
+        TableName: table,
+        Item: { pk: 'shard#stage-1#1', sk: 'record', epoch: 2, committedEpoch: 2, aborted: '[]', progress: JSON.stringify({ offset: 7 }), buckets: 1, liveBytes: 0, density: 1 },
+      }),
+    );
+    const older = await store.claim({ stage: 'stage-1', shard: 1 });
+    expect(older).toMatchObject({ epoch: 3, committedEpoch: 2, progress: { offset: 7 } });
   });
 });
