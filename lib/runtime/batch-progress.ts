@@ -5,7 +5,7 @@ import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { ShardRef } from '../state/shard-store.js';
 import { invariant } from './invariants.js';
 import { earliestEventTimer } from './stage-executor.js';
-import type { PendingTransaction, RuntimeProgress, ShardProgress } from './shard-record.js';
+import type { DeltaRef, PendingTransaction, RuntimeProgress, ShardProgress } from './shard-record.js';
 
 /** What one batch of a shard found and did, for its commit. */
 export interface BatchOutcome {
@@ -26,8 +26,8 @@ export interface BatchOutcome {
   readonly pending: readonly PendingTransaction[];
   /** This batch's pre-committed EXACTLY_ONCE transaction. */
   readonly transaction: TransactionHandle | undefined;
-  /** The key of this batch's state delta object. */
-  readonly delta: string | undefined;
+  /** This batch's state delta: its object's key, or the delta to hold in the record. */
+  readonly delta: DeltaRef | undefined;
 }
 
 /**
@@ -44,7 +44,7 @@ export function batchProgress(outcome: BatchOutcome): RuntimeProgress {
   const covering = acknowledging ? acknowledged : acknowledged + 1;
   invariant(covering > committed, () => `${where(outcome)}: its output would be covered by checkpoint ${covering}, not after the committed ${committed}`);
   const deltas = claimed.deltas.filter((d) => d.checkpoint > committed);
-  if (outcome.delta !== undefined) deltas.push({ epoch, checkpoint: covering, object: outcome.delta });
+  if (outcome.delta !== undefined) deltas.push({ epoch, checkpoint: covering, ...outcome.delta });
   const pending = outcome.transaction ? [...outcome.pending, { handle: outcome.transaction, checkpoint: covering, epoch }] : [...outcome.pending];
   for (const [index, transaction] of pending.entries()) {
     const before = pending[index - 1];

@@ -17,6 +17,7 @@ import {
   compactShardState,
   mergeOverdue,
   sameShard,
+  storeStateSources,
   writeManifest,
   type CheckpointManifest,
   type ManifestShard,
@@ -24,7 +25,7 @@ import {
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import { decideInFlight, decideNext, shardsToTick } from './coordinator-decision.js';
 import { invariant } from './invariants.js';
-import { runtimeProgressOf, shardRefOf, type RuntimeProgress, type ShardTarget } from './shard-record.js';
+import { deltaSource, runtimeProgressOf, shardRefOf, type RuntimeProgress, type ShardTarget } from './shard-record.js';
 import { hasUncommittedWork, restingState, wakeCoordinator, type CoordinatorSchedule } from './quiescence.js';
 
 export interface CoordinatorOptions {
@@ -88,7 +89,8 @@ async function writeCheckpointManifest(
       if (!shardProgress) return undefined;
       const before = previous?.shards.find((entry) => sameShard(entry, target))?.state ?? [];
       const covered = shardProgress.deltas.filter((d) => d.checkpoint > record.completed && d.checkpoint <= checkpoint);
-      const chain = [...before, ...covered.map((d) => d.object)];
+      const shard = shardRefOf(plan, target);
+      const chain = [...before, ...(await storeStateSources(snapshots, shard, covered.map(deltaSource), plan.maxParallelism))];
       const position = shardProgress.position;
       return {
         ...target,
@@ -98,7 +100,7 @@ async function writeCheckpointManifest(
         // Only what this checkpoint commits: older handles may still be pending in the record, but
         // they are committed, and their ids may have been reused since.
         transactions: shardProgress.pending.filter((p) => p.checkpoint > record.committed && p.checkpoint <= checkpoint).map((p) => p.handle),
-        state: mergeOverdue(before) ? await compactShardState(snapshots, shardRefOf(plan, target), chain, plan.maxParallelism) : chain,
+        state: mergeOverdue(before) ? await compactShardState(snapshots, shard, chain, plan.maxParallelism) : chain,
       };
     }),
   );

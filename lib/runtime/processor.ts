@@ -3,7 +3,7 @@ import type { KafkaSink } from '../api/sink.js';
 import type { KafkaClients } from '../kafka/clients.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 import { TransactionLostError } from '../kafka/errors.js';
-import { hasStopped, NONE_DROPPED, runtimeProgressOf, shardOf, uncommittedDeltas, uncommittedPending, type DroppedRecords, type PendingTransaction, type RuntimeProgress, type ShardFailure, type ShardTarget } from './shard-record.js';
+import { hasStopped, NONE_DROPPED, runtimeProgressOf, shardOf, uncommittedDeltas, uncommittedPending, type DeltaRef, type DroppedRecords, type PendingTransaction, type RuntimeProgress, type ShardFailure, type ShardTarget } from './shard-record.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import { transactionKey, type TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
@@ -11,7 +11,7 @@ import type { RequestCounts, RequestTally } from './request-counts.js';
 import { exactlyOnceSinkOf, transactionalIdPrefixOf } from '../plan/names.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import { nextCheckpointDueAt, type CoordinatorRecord, type CoordinatorStore, type RollbackRequest } from '../state/coordinator-store.js';
-import { ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
+import { compressProgress, ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { commitInEpochOrder } from './epoch-order.js';
 import { pendingRollback } from './rollback-requests.js';
 import { rollBackShard, type Rollback } from './rollback.js';
@@ -30,7 +30,7 @@ import {
 } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import type { BadRecordError, StageOutputs } from './stage-executor.js';
-import { writeStateDelta } from '../snapshot/checkpoint-state.js';
+import { putStateDelta, stateDeltaBody } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 
 /**
@@ -157,9 +157,28 @@ export interface ProcessorLimits {
   readonly maxUncommittedDeltas: number;
   /** The most a tick reads to catch a rolled-back shard up with its log. */
   readonly maxCatchUpRecords: number;
+  /**
+   * The most a shard record's inline deltas take deflated, as the record stores them
+   * (docs/PROTOCOL.md, "Inline deltas"); a delta that does not fit goes to an object of its own.
+   * 0 puts every delta in an object.
+   */
+  readonly maxInlineDeltaBytes: number;
 }
 
-const DEFAULT_LIMITS: ProcessorLimits = { sweepConcurrency: SWEEP_CONCURRENCY, maxUncommittedDeltas: 256, maxCatchUpRecords: DEFAULT_MAX_CATCH_UP_RECORDS };
+/**
+ * Every claim and commit rewrites the whole shard record, a write unit per started kilobyte of
+ * its deflated progress: full, the inline deltas add about two units to each of a batch's two
+ * record writes (half that on average over a checkpoint), where an object costs an S3 PUT, eight
+ * units' price, and its share of the merges.
+ */
+const MAX_INLINE_DELTA_BYTES = 2_048;
+
+const DEFAULT_LIMITS: ProcessorLimits = {
+  sweepConcurrency: SWEEP_CONCURRENCY,
+  maxUncommittedDeltas: 256,
+  maxCatchUpRecords: DEFAULT_MAX_CATCH_UP_RECORDS,
+  maxInlineDeltaBytes: MAX_INLINE_DELTA_BYTES,
+};
 /** How many of its own per-batch commits a container remembers; one forgotten costs a describe of its id. */
 const MAX_REMEMBERED_COMMITS = 4_096;
 
@@ -209,7 +228,7 @@ export class Processor {
     this.reached('claimed', shard);
     const batch = this.shardBatch(stage, shard, { stageId, topic, partition }, checkpoints);
     const prepared = await prepareBatch(batch, claim, records, this.mayProcess(batch, claim, checkpoints));
-    const { deltaWritten } = await this.writeState(batch, prepared);
+    const { deltaWritten } = await this.writeState(batch, prepared, checkpoints.committed);
     this.reached('state-written', shard);
     const claimed = runtimeProgressOf(claim.progress);
     const triggered = this.checkpointTriggeredSince(checkpoints, claimed.acknowledged);
@@ -332,19 +351,27 @@ export class Processor {
   }
 
   /**
-   * Step 4: with a snapshot store, starts putting the invocation's delta object, which runs
-   * beside the key writes and steps 5 and 6 and is awaited before step 7 (an attempt that fails
-   * before that leaves an object no shard record names); writes the changed keys under the
-   * claim's epoch. A crash after it leaves invisible values (the visibility rule).
+   * Step 4: with a snapshot store, the invocation's delta: held in the shard record when it
+   * fits beside the record's other inline deltas (docs/PROTOCOL.md, "Inline deltas"), else
+   * an object whose put runs beside the key writes and steps 5 and 6 and is awaited before
+   * step 7 (an attempt that fails before that leaves an object no shard record names); writes
+   * the changed keys under the claim's epoch. A crash after it leaves invisible values (the
+   * visibility rule).
    */
-  private async writeState({ store, shard }: ShardBatch, prepared: PreparedBatch): Promise<{ deltaWritten: Promise<string> | undefined }> {
+  private async writeState({ store, shard }: ShardBatch, prepared: PreparedBatch, committed: number): Promise<{ deltaWritten: Promise<DeltaRef> | undefined }> {
     const { snapshots } = this.options;
     const { claim, from, changes, outputs } = prepared;
     const producesOutput = [...outputs.sinks.values(), outputs.repartitions, outputs.deadLetters].some((records) => records.length > 0);
-    let deltaWritten: Promise<string> | undefined;
+    let deltaWritten: Promise<DeltaRef> | undefined;
     if (snapshots && (changes.length > 0 || producesOutput)) {
-      deltaWritten = writeStateDelta(snapshots, shard, { epoch: claim.epoch, offsetBefore: from, executorBefore: claimedProgress(claim).executor, changes });
-      deltaWritten.catch(() => undefined);
+      const delta = stateDeltaBody({ epoch: claim.epoch, offsetBefore: from, executorBefore: claimedProgress(claim).executor, changes });
+      const held = uncommittedDeltas(claim.progress, committed).flatMap((d) => ('inline' in d ? [d.inline] : []));
+      if (compressProgress(JSON.stringify([...held, delta])).length <= this.limits.maxInlineDeltaBytes) {
+        deltaWritten = Promise.resolve({ inline: delta });
+      } else {
+        deltaWritten = putStateDelta(snapshots, shard, delta).then((object) => ({ object }));
+        deltaWritten.catch(() => undefined);
+      }
     }
     await store.write(claim, changes);
     return { deltaWritten };

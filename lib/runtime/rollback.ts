@@ -14,9 +14,9 @@ import type { Plan } from '../plan/plan.js';
 import {
   baseManifest,
   readShardState,
-  readStateDelta,
   rolledBackMarkerKey,
   sameShard,
+  stateDeltaOf,
   writeStateDelta,
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
@@ -24,7 +24,7 @@ import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../st
 import { keyRef, type KeyRef } from '../state/keys.js';
 import type { ShardRef, ShardStore, StateChange } from '../state/shard-store.js';
 import { beginRollback, finishRollback } from './rollback-requests.js';
-import { runtimeProgressOf, shardRefOf, type PendingDelta, type RuntimeProgress } from './shard-record.js';
+import { deltaSource, runtimeProgressOf, shardRefOf, type PendingDelta, type RuntimeProgress } from './shard-record.js';
 import type { ExecutorSnapshot } from './stage-executor.js';
 
 export interface RollbackOptions {
@@ -57,10 +57,10 @@ async function stateBeforeLostEpoch(
   before: readonly PendingDelta[],
 ): Promise<StateChange[]> {
   const base = (await baseManifest(snapshots, request.base))?.shards.find((entry) => sameShard(entry, request));
-  const restored = await readShardState(snapshots, [...(base?.state ?? []), ...before.map((d) => d.object)], plan.maxParallelism);
+  const restored = await readShardState(snapshots, [...(base?.state ?? []), ...before.map(deltaSource)], plan.maxParallelism);
   const changedKeys = new Map<string, KeyRef>();
   for (const delta of progress.deltas.filter((d) => d.epoch >= request.epoch)) {
-    for (const change of (await readStateDelta(snapshots, delta.object)).changes) {
+    for (const change of (await stateDeltaOf(snapshots, deltaSource(delta))).changes) {
       const key = keyRef(change.key, plan.maxParallelism);
       changedKeys.set(key.serialized, key);
     }
@@ -110,7 +110,7 @@ async function rollBackLostTransaction(
   );
   await store.write(claim, changes);
 
-  const lostStart = await readStateDelta(snapshots, lostDelta.object);
+  const lostStart = await stateDeltaOf(snapshots, deltaSource(lostDelta));
   const executor = lostStart.executorBefore as ExecutorSnapshot | null;
   // The rollback counts as the shard's acknowledgement of a checkpoint in flight, at the
   // position it rolls back to; with none in flight, the next checkpoint covers it.

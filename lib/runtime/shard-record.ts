@@ -5,6 +5,7 @@
 import type { TopicAdmin } from '../kafka/clients.js';
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { Plan, Stage } from '../plan/plan.js';
+import type { StateDelta, StateSource } from '../snapshot/checkpoint-state.js';
 import type { ShardRef } from '../state/shard-store.js';
 import type { ExecutorSnapshot } from './stage-executor.js';
 
@@ -76,11 +77,19 @@ export interface PendingTransaction {
   readonly committed?: true;
 }
 
-/** A committed invocation's state delta in the snapshot store, and the checkpoint that covers it. */
-export interface PendingDelta {
-  readonly epoch: number;
-  readonly checkpoint: number;
-  readonly object: string;
+/**
+ * A committed invocation's state delta, and the checkpoint that covers it: an object in the
+ * snapshot store, or, when small, held in the record itself until a checkpoint's manifest
+ * writes it out (docs/PROTOCOL.md, "Inline deltas").
+ */
+export type PendingDelta = { readonly epoch: number; readonly checkpoint: number } & DeltaRef;
+
+/** Where an invocation's state delta is: its object's key, or the delta itself. */
+export type DeltaRef = { readonly object: string } | { readonly inline: StateDelta };
+
+/** The delta as a part of the shard's state chain. */
+export function deltaSource(delta: DeltaRef): StateSource {
+  return 'object' in delta ? delta.object : delta.inline;
 }
 
 /** Where the shard stood when it acknowledged a checkpoint: the checkpoint's manifest records it. */

@@ -81,6 +81,14 @@ export function savepointManifestKey(name: string): string {
 }
 
 /**
+ * A state delta as it is stored: each key as its value, ready for JSON. The processor keeps a
+ * small one in the shard record instead of an object of its own (docs/PROTOCOL.md, "Inline deltas").
+ */
+export function stateDeltaBody(delta: Omit<StateDelta, 'changes'> & { readonly changes: readonly StateChange[] }): StateDelta {
+  return { ...delta, changes: delta.changes.map(({ key: k, state }) => ({ key: k.value, state })) };
+}
+
+/**
  * Writes the changes of `epoch` and returns the object's key (unique even if epochs restart).
  * `level` names a merge of older objects; a delta without epoch or level holds a whole state.
  */
@@ -90,9 +98,13 @@ export async function writeStateDelta(
   delta: Omit<StateDelta, 'changes'> & { readonly changes: readonly StateChange[] },
   level = 0,
 ): Promise<string> {
-  const name = level > 0 ? `level${level}` : (delta.epoch ?? 'base');
+  return putStateDelta(store, shard, stateDeltaBody(delta), level);
+}
+
+/** Writes a delta as it is stored, under a key unique to it. */
+export async function putStateDelta(store: SnapshotStore, shard: ShardRef, body: StateDelta, level = 0): Promise<string> {
+  const name = level > 0 ? `level${level}` : (body.epoch ?? 'base');
   const key = `${shardPath(shard)}/${name}-${store.uniqueId()}.json`;
-  const body: StateDelta = { ...delta, changes: delta.changes.map(({ key: k, state }) => ({ key: k.value, state })) };
   await store.put(key, JSON.stringify(body));
   return key;
 }
@@ -103,15 +115,53 @@ export async function readStateDelta(store: SnapshotStore, key: string): Promise
   return JSON.parse(body.toString('utf8')) as StateDelta;
 }
 
+/** Part of a shard's state chain: an object's key, or a delta the shard record holds inline. */
+export type StateSource = string | StateDelta;
+
+/** The delta a source holds: an object is read from the store. */
+export function stateDeltaOf(store: SnapshotStore, source: StateSource): Promise<StateDelta> {
+  return typeof source === 'string' ? readStateDelta(store, source) : Promise.resolve(source);
+}
+
+/**
+ * The chain's objects: each run of inline deltas is written as one object, its changes merged
+ * (later ones winning, cleared keys kept), named by its first epoch. A checkpoint's manifest
+ * lists only objects; the epochs within a run need no object of their own once a checkpoint
+ * covers them, since only a rollback, before that, goes back to where one of them started.
+ */
+export async function storeStateSources(
+  store: SnapshotStore,
+  shard: ShardRef,
+  sources: readonly StateSource[],
+  maxParallelism: number,
+): Promise<string[]> {
+  const objects: string[] = [];
+  for (let from = 0; from < sources.length; ) {
+    const source = sources[from] as StateSource;
+    if (typeof source === 'string') {
+      objects.push(source);
+      from++;
+      continue;
+    }
+    let to = from;
+    while (typeof sources[to] === 'object') to++;
+    const run = sources.slice(from, to);
+    const changes = [...(await mergeStateObjects(store, run, maxParallelism)).values()];
+    objects.push(await putStateDelta(store, shard, stateDeltaBody({ epoch: source.epoch, offsetBefore: null, executorBefore: null, changes }), 0));
+    from = to;
+  }
+  return objects;
+}
+
 /**
  * The merge of state objects, later ones winning; a cleared key stays, as null, to hide older
  * values. Objects are read STATE_MERGE_FAN_IN at a time, side by side: a checkpoint's completion
  * waits for its merges, and S3 answers each read in tens of milliseconds.
  */
-async function mergeStateObjects(store: SnapshotStore, objects: readonly string[], maxParallelism: number): Promise<Map<string, StateChange>> {
+async function mergeStateObjects(store: SnapshotStore, objects: readonly StateSource[], maxParallelism: number): Promise<Map<string, StateChange>> {
   const merged = new Map<string, StateChange>();
   for (let from = 0; from < objects.length; from += STATE_MERGE_FAN_IN) {
-    const deltas = await Promise.all(objects.slice(from, from + STATE_MERGE_FAN_IN).map((object) => readStateDelta(store, object)));
+    const deltas = await Promise.all(objects.slice(from, from + STATE_MERGE_FAN_IN).map((object) => stateDeltaOf(store, object)));
     for (const { changes } of deltas) {
       for (const change of changes) {
         const key = keyRef(change.key, maxParallelism);
@@ -125,7 +175,7 @@ async function mergeStateObjects(store: SnapshotStore, objects: readonly string[
 /** A shard's keyed state: the merge of its state objects, later ones winning, cleared keys dropped. */
 export async function readShardState(
   store: SnapshotStore,
-  objects: readonly string[],
+  objects: readonly StateSource[],
   maxParallelism: number,
 ): Promise<Map<string, { key: KeyRef; state: KeyState }>> {
   const state = new Map<string, { key: KeyRef; state: KeyState }>();

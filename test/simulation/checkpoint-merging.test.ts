@@ -11,7 +11,8 @@ import { deliverOrders, onTwins } from '../helpers/twins.js';
 
 describe("a checkpoint's state objects", () => {
   it('are listed unmerged when it completes, merged by the commit function after the commit, and merged by the next checkpoint when the commit function did not', async () => {
-    const { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards } = await onTwins({ name: 'merging', window: minutes(5) });
+    // Every delta an object of its own, as a record holding none inline has them.
+    const { time, clock, kafka, plan, store, coordinator, snapshots, processor, shards } = await onTwins({ name: 'merging', window: minutes(5) }, { limits: { maxInlineDeltaBytes: 0 } });
     const [target] = shards;
     if (!target) throw new Error('no shard');
     const tick = () => Promise.resolve();

@@ -7,7 +7,7 @@ import { DeliveryGuarantee } from '../../lib/kafka/delivery-guarantee.js';
 import type { KafkaRecord } from '../../lib/kafka/records.js';
 import { transactionKey, type TransactionHandle } from '../../lib/kafka/transaction-handle.js';
 import type { Plan } from '../../lib/plan/plan.js';
-import { runtimeProgressOf, shardRefOf, type ShardTarget } from '../../lib/runtime/shard-record.js';
+import { deltaSource, runtimeProgressOf, shardRefOf, type ShardTarget } from '../../lib/runtime/shard-record.js';
 import { checkpointManifestKey, readManifest, readShardState, sameShard } from '../../lib/snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../../lib/snapshot/snapshot-store.js';
 import type { CoordinatorRecord } from '../../lib/state/coordinator-store.js';
@@ -97,7 +97,7 @@ async function restoreProblems(
     const shard = shardRefOf(plan, target);
     const progress = runtimeProgressOf((await store.inspect(shard))?.progress);
     const base = manifest?.shards.find((entry) => sameShard(entry, target))?.state ?? [];
-    const since = progress.deltas.filter((delta) => delta.checkpoint > committed).map((delta) => delta.object);
+    const since = progress.deltas.filter((delta) => delta.checkpoint > committed).map(deltaSource);
     const restored = await readShardState(snapshots, [...base, ...since], plan.maxParallelism);
     const held = store.committedState(shard);
     const keys = new Set([...restored.keys(), ...held.keys()]);

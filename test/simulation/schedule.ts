@@ -130,7 +130,8 @@ function tickGraceOf(seed: number): boolean {
  * Half the schedules run the processor at small internal limits: a record that holds two or
  * eight uncommitted deltas (so that batches only acknowledge until a checkpoint frees them),
  * catch-up ticks that read 5 or 20 records (so that a catch-up takes several), sweeps 4 or 8 ids
- * at a time. Drawn from a stream of its own. Smaller still, the pipeline is live but slow: with
+ * at a time, and inline deltas of at most 0, 120 or 400 deflated bytes in a record (none inline, or a
+ * chain that mixes them with objects). Drawn from a stream of its own. Smaller still, the pipeline is live but slow: with
  * catch-up ticks of one record, a tick per checkpoint, schedules did not finish within the
  * 180 simulated seconds the stopping rule allows.
  */
@@ -138,7 +139,7 @@ function limitsOf(seed: number): Partial<ProcessorLimits> {
   const random = seededRandom(seed * 9_391 + 13);
   if (random() < 0.5) return {};
   const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)] as T;
-  return { maxUncommittedDeltas: pick([2, 8]), maxCatchUpRecords: pick([5, 20]), sweepConcurrency: pick([4, 8]) };
+  return { maxUncommittedDeltas: pick([2, 8]), maxCatchUpRecords: pick([5, 20]), sweepConcurrency: pick([4, 8]), maxInlineDeltaBytes: pick([0, 120, 400]) };
 }
 
 /** Drawn from a stream of its own, so that every other draw stays as it was. */

@@ -36,7 +36,7 @@ const outcome = (changes: Partial<BatchOutcome>): BatchOutcome => ({
   idle: false,
   pending: [pending(4, 4)],
   transaction: handle(5),
-  delta: 'd-5',
+  delta: { object: 'd-5' },
   ...changes,
 });
 
@@ -74,6 +74,16 @@ describe('batchProgress', () => {
       rule: 'an idle shard records its earliest timer with its acknowledgement',
       changes: { triggered: 4, idle: true },
       expected: { acknowledgedIdle: true, acknowledgedNextTimer: 250 },
+    },
+    {
+      rule: 'records a delta held inline as it records an object',
+      changes: { delta: { inline: { epoch: 5, offsetBefore: 10, executorBefore: null, changes: [{ key: 'k', state: { count: 1 } }] } } },
+      expected: {
+        deltas: [
+          { epoch: 4, checkpoint: 4, object: 'd-4' },
+          { epoch: 5, checkpoint: 4, inline: { epoch: 5, offsetBefore: 10, executorBefore: null, changes: [{ key: 'k', state: { count: 1 } }] } },
+        ],
+      },
     },
     {
       rule: 'never acknowledges a checkpoint before the one it acknowledged',

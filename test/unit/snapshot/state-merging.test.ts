@@ -6,8 +6,12 @@ import {
   compactShardState,
   readShardState,
   STATE_MERGE_FAN_IN,
+  stateDeltaBody,
   stateObjectLevel,
+  storeStateSources,
   writeStateDelta,
+  type StateDelta,
+  type StateSource,
 } from '../../../lib/snapshot/checkpoint-state.js';
 import { LocalFolderSnapshotStore } from '../../../lib/snapshot/local-folder-store.js';
 import { keyRef } from '../../../lib/state/keys.js';
@@ -91,5 +95,22 @@ describe('merging state objects at checkpoints', () => {
     const merged = await compactShardState(store, shard, next, MAX_PARALLELISM);
     expect(merged.map(stateObjectLevel)).toEqual([1, 1]);
     expect(await stateOf(merged)).toEqual({ kept: 100 + STATE_MERGE_FAN_IN - 2 });
+  });
+
+  it('writes each run of inline deltas as one object in its place, so the chain restores to the same state', async () => {
+    const inline = (changes: Record<string, number | null>): StateDelta =>
+      stateDeltaBody({
+        epoch: ++epoch,
+        offsetBefore: null,
+        executorBefore: null,
+        changes: Object.entries(changes).map(([key, total]) => ({ key: keyRef(key, MAX_PARALLELISM), state: total === null ? null : { total } })),
+      });
+    const sources: StateSource[] = [await delta({ a: 1, b: 1 }), inline({ a: 2 }), inline({ b: null, c: 2 }), await delta({ a: 3 }), inline({ a: 4, d: 4 })];
+    const objects = await storeStateSources(store, shard, sources, MAX_PARALLELISM);
+    expect(objects).toHaveLength(4);
+    expect([objects[0], objects[2]]).toEqual([sources[0], sources[3]]);
+    expect(await stateOf(objects)).toEqual({ a: 4, c: 2, d: 4 });
+    // The run keeps its cleared key, to hide the older object's value.
+    expect(await stateOf(objects.slice(0, 2))).toEqual({ a: 2, c: 2 });
   });
 });
