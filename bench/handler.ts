@@ -21,6 +21,8 @@ import { acquireBrokers } from '../lib/offline/kafka-broker.js';
 import { mskEvent } from '../lib/offline/msk-event.js';
 import { ensureBucket } from '../lib/snapshot/s3-store.js';
 import { ensureStateTable } from '../lib/state/dynamodb-shard-store.js';
+import { ItemShardStore } from '../lib/state/shard-store.js';
+import { WRITE_UNITS } from '../lib/cost/model.js';
 import { LambdaDriver } from '../lib/testing/lambda-driver.js';
 import { parseResult } from './child-io.js';
 import { ASSUMED_LATENCY_MS, criticalPath, MODELLED_MEMORY_MB, modelledBilledMs, SERVICES, SpanLog, type Service } from './critical-path.js';
@@ -326,7 +328,8 @@ export async function runSluice(
     };
     const figures = await measureLoop(events, batch, invoke, emulators, spans, {
       between: checkpoint,
-      requests: () => runtime.requests.snapshot(),
+      // Write units beside the requests: a write of the shard record or of a pack costs one per started kilobyte.
+      requests: () => ({ ...runtime.requests.snapshot(), [WRITE_UNITS]: runtime.store instanceof ItemShardStore ? runtime.store.requests.writeUnits : 0 }),
       ...(warmUpBatches === undefined ? {} : { warmUpBatches }),
     });
     await checkpoint();

@@ -46,6 +46,13 @@ const CHECKPOINT = { recordReadsPerShard: 1, recordWrites: 2, manifestGets: 1, m
  */
 const MERGE_PER_DELTA = { gets: 8 / 7, puts: 1 / 7 };
 
+/**
+ * The DynamoDB write units of a batch, counted beside its requests (`BatchCost.requests`): a
+ * write costs a unit per started kilobyte, and the shard record's claim and commit each rewrite
+ * the whole record. Figures without it count a unit per PutItem.
+ */
+export const WRITE_UNITS = 'DynamoDB.WriteUnits';
+
 /** What the handler phase measured of one batch size: one batch's modelled billed duration and its requests. */
 export interface BatchCost {
   readonly batchSize: number;
@@ -129,12 +136,15 @@ export function costModel(inputs: CostInputs, rates: readonly number[] = MODELLE
     const lambda = stages * batches * ((batch.billedMs / 1_000) * gb * PRICES.lambdaArmGbSecond + PRICES.lambdaRequest);
     const init = stages * hours * inputs.shards * inputs.coldStartsPerShardHour * (inputs.initBilledMs / 1_000) * gb * PRICES.lambdaArmGbSecond;
     const reads = requests('DynamoDB.GetItem') + requests('DynamoDB.BatchGetItem') * ITEMS_PER_BATCH_GET;
-    const dynamodb = stages * (requests('DynamoDB.PutItem') * PRICES.dynamoWriteUnit + reads * PRICES.dynamoReadUnit);
+    const writes = batch.requests[WRITE_UNITS] === undefined ? requests('DynamoDB.PutItem') : requests(WRITE_UNITS);
+    const dynamodb = stages * (writes * PRICES.dynamoWriteUnit + reads * PRICES.dynamoReadUnit);
     const deltas = requests('S3.PutObject');
     const s3 =
       stages *
       ((deltas + requests('S3.ListObjects') + deltas * MERGE_PER_DELTA.puts) * PRICES.s3Put + (requests('S3.GetObject') + deltas * MERGE_PER_DELTA.gets) * PRICES.s3Get);
-    const checkpoints = ((hours * 3600) / inputs.checkpointIntervalS) * checkpointCost(inputs.shards * stages, inputs.memoryMb);
+    // A shard whose batches hold their deltas inline gets one object of them a checkpoint (docs/PROTOCOL.md, "Inline deltas").
+    const inlineShare = Math.max(0, 1 - (batch.requests['S3.PutObject'] ?? 0));
+    const checkpoints = ((hours * 3600) / inputs.checkpointIntervalS) * checkpointCost(inputs.shards * stages, inputs.memoryMb, inlineShare);
     const coordinator = hours * COORDINATOR_HOURLY;
     const pollers = Math.ceil((rate * inputs.recordBytes) / POLLER_BYTES_PER_SECOND);
     const kpus = Math.ceil(rate / Math.max(inputs.flinkRecordsPerCpuSecond, 1)) + 1;
@@ -152,10 +162,16 @@ export function costModel(inputs: CostInputs, rates: readonly number[] = MODELLE
   });
 }
 
-/** One checkpoint's dollars: its record reads per shard, the coordinator's writes, the manifest, the commit function. */
-export function checkpointCost(shards: number, memoryMb: number): number {
+/**
+ * One checkpoint's dollars: its record reads per shard, the coordinator's writes, the manifest,
+ * the commit function, and for the `inlineShare` of shards that held their deltas inline, the
+ * object of them with its share of the merges.
+ */
+export function checkpointCost(shards: number, memoryMb: number, inlineShare = 0): number {
+  const runObjects = shards * inlineShare;
   return (
     (shards * CHECKPOINT.recordReadsPerShard) * PRICES.dynamoReadUnit +
+    runObjects * ((1 + MERGE_PER_DELTA.puts) * PRICES.s3Put + MERGE_PER_DELTA.gets * PRICES.s3Get) +
     CHECKPOINT.recordWrites * PRICES.dynamoWriteUnit +
     CHECKPOINT.manifestGets * PRICES.s3Get +
     CHECKPOINT.manifestPuts * PRICES.s3Put +
@@ -183,10 +199,11 @@ How each rate is deployed, as the template does by default: ${inputs.shards} sha
 batches of up to ${MAX_BATCH.toLocaleString('en')} records, so a batch is a shard's records of one window, within 6 MB; checkpoints every
 ${inputs.checkpointIntervalS} s; ${inputs.memoryMb.toLocaleString('en')} MB.
 A batch's billed duration and requests are the handler phase's at the nearest measured sizes
-(${measured.map((b) => `${b.batchSize.toLocaleString('en')}: ${b.billedMs} ms and ${Object.values(b.requests).reduce((n, c) => n + c, 0).toFixed(1)} requests`).join('; ')}),
+(${measured.map((b) => `${b.batchSize.toLocaleString('en')}: ${b.billedMs} ms and ${Object.entries(b.requests).reduce((n, [op, c]) => (op === WRITE_UNITS ? n : n + c), 0).toFixed(1)} requests`).join('; ')}),
 linear between them. INIT: ${inputs.initBilledMs} ms billed per container start (bench:cold-start, beside a warm batch),
-${inputs.coldStartsPerShardHour} start per shard an hour (assumed). Checkpoints by docs/PROTOCOL.md's counts: ${usd(checkpointCost(inputs.shards, inputs.memoryMb) * 1e3)} per thousand
-checkpoints of ${inputs.shards} shards, and the merges' reads and writes per delta. Polling: on-demand, which Lambda does not
+${inputs.coldStartsPerShardHour} start per shard an hour (assumed). Checkpoints by docs/PROTOCOL.md's counts: ${usd(checkpointCost(inputs.shards, inputs.memoryMb, 1) * 1e3)} per thousand
+checkpoints of ${inputs.shards} shards that held their deltas inline (an object of them per shard), and the merges' reads and writes per object.
+DynamoDB writes are the batch's measured write units (a unit per started kilobyte of each record and pack written). Polling: on-demand, which Lambda does not
 bill for MSK; the pollers column is what provisioned mode would hold (5 MB/s each), not priced here.
 Flink: KPUs from its measured records/s per core, ${Math.round(inputs.flinkRecordsPerCpuSecond).toLocaleString('en')} (${flinkNote}).
 The cluster is the same for both, in its own column and in no total.

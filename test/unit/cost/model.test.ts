@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchCostAt, batchSizeAt, costModel, idleCostPerMonth, MODELLED_RATES, PRICES, ratioLines, SEED_DEPLOYMENT_IDLE } from '../../../lib/cost/model.js';
+import { batchCostAt, batchSizeAt, checkpointCost, costModel, idleCostPerMonth, MODELLED_RATES, PRICES, ratioLines, SEED_DEPLOYMENT_IDLE, WRITE_UNITS } from '../../../lib/cost/model.js';
 
 describe('the idle cost of a deployed pipeline', () => {
   it('is its storage and monitoring alone at rest: no function runs', () => {
@@ -63,6 +63,18 @@ describe('the cost of a million records', () => {
     expect(low.sluice.init).toBeCloseTo((1e6 / 3.6e6) * 4 * 0.4 * PRICES.lambdaArmGbSecond, 12);
     expect(high.flink.kpus).toBe(3);
     expect(high.pollers).toBe(4);
+  });
+
+  it('bills the measured write units when the figures have them, and an object a shard and checkpoint for inline deltas', () => {
+    const inline = batches.map((batch) => ({ ...batch, requests: { 'DynamoDB.GetItem': 1, 'DynamoDB.PutItem': 3, [WRITE_UNITS]: 5 } }));
+    const [withObjects] = costModel(inputs, [1_000]);
+    const [withInline] = costModel({ ...inputs, batches: inline }, [1_000]);
+    if (!withObjects || !withInline) throw new Error('one rate');
+    expect(withInline.sluice.dynamodb).toBeCloseTo((1e6 / 250) * (5 * PRICES.dynamoWriteUnit + PRICES.dynamoReadUnit), 10);
+    expect(withInline.sluice.s3).toBe(0);
+    const checkpoints = 1e6 / 1_000 / 60;
+    expect(withInline.sluice.checkpoints).toBeCloseTo(checkpoints * checkpointCost(4, 1_024, 1), 12);
+    expect(withInline.sluice.checkpoints - withObjects.sluice.checkpoints).toBeCloseTo(checkpoints * 4 * ((1 + 1 / 7) * PRICES.s3Put + (8 / 7) * PRICES.s3Get), 12);
   });
 
   it('prints one ratio line a rate, for scripts', () => {
