@@ -156,6 +156,14 @@ export interface EventSourceMappingOptions {
    * 1,000 (the serverless CLI's limit; Lambda's own is 2,000).
    */
   readonly provisionedPollers?: { readonly minimum: number; readonly maximum: number };
+  /**
+   * The longest an input record may wait, in seconds, before its output is visible: the
+   * batching window is then the longest that keeps it, given the stages and whether output
+   * waits for checkpoints, and batches grow with the rate up to 10,000 records
+   * (`batchSize` caps them lower). Instead of `maximumBatchingWindowSeconds`; planning fails,
+   * naming the fixes, when the pipeline cannot keep it with no window at all.
+   */
+  readonly latencyGoalSeconds?: number;
 }
 
 function validEventSourceMapping(options: EventSourceMappingOptions): EventSourceMappingOptions {
@@ -166,6 +174,13 @@ function validEventSourceMapping(options: EventSourceMappingOptions): EventSourc
   };
   whole('batchSize', options.batchSize, 1, 10_000);
   whole('maximumBatchingWindowSeconds', options.maximumBatchingWindowSeconds, 0, 300);
+  const goal = options.latencyGoalSeconds;
+  if (goal !== undefined) {
+    if (!Number.isFinite(goal) || goal <= 0) throw new Error(`env.setEventSourceMapping: latencyGoalSeconds must be a number of seconds above 0, not ${goal}`);
+    if (options.maximumBatchingWindowSeconds !== undefined) {
+      throw new Error('env.setEventSourceMapping: set latencyGoalSeconds or maximumBatchingWindowSeconds, not both: the goal sets the window');
+    }
+  }
   const pollers = options.provisionedPollers;
   if (pollers) {
     whole('provisionedPollers.minimum', pollers.minimum, 1, 200);

@@ -150,10 +150,11 @@ export function describePlan(plan: Plan): PlanDescription {
   };
 }
 
-function formatTriggers({ batchSize, maximumBatchingWindowSeconds, provisionedPollers }: Plan['eventSourceMapping']): string {
+function formatTriggers({ batchSize, maximumBatchingWindowSeconds, provisionedPollers, latencyGoalSeconds }: Plan['eventSourceMapping']): string {
+  const goal = latencyGoalSeconds === undefined ? '' : ` (kept within a latency goal of ${latencyGoalSeconds} s)`;
   return [
     `batches of ${batchSize ?? 'the deployment’s batchSize'}`,
-    `window ${maximumBatchingWindowSeconds === undefined ? 'the deployment’s batchingWindowSeconds' : `${maximumBatchingWindowSeconds} s`}`,
+    `window ${maximumBatchingWindowSeconds === undefined ? 'the deployment’s batchingWindowSeconds' : `${maximumBatchingWindowSeconds} s${goal}`}`,
     provisionedPollers ? `provisioned pollers ${provisionedPollers.minimum} to ${provisionedPollers.maximum}` : 'on-demand pollers',
   ].join(', ');
 }

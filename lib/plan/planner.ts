@@ -1,6 +1,7 @@
 import type { StreamExecutionEnvironment } from '../api/environment.js';
 import type { KeyByTransformation, SourceTransformation, Transformation } from '../api/transformations.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
+import { latencyShapeOf, resolvedEventSourceMapping } from './batching.js';
 import { repartitionTopicName, validDeploymentStage } from './names.js';
 import type { Plan, PlanEdge, PlanNode, Stage, StageInput } from './plan.js';
 
@@ -197,7 +198,7 @@ export function planPipeline(env: StreamExecutionEnvironment, { deploymentStage 
   validateTimestampAssigners(stages);
   validateEventTime(stages);
   validateTransactions(plan, transformations);
-  return plan;
+  return { ...plan, eventSourceMapping: resolvedEventSourceMapping(plan.eventSourceMapping, latencyShapeOf(plan)) };
 }
 
 function strongestGuarantee(transformations: readonly Transformation[]): DeliveryGuarantee {
