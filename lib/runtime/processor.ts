@@ -11,7 +11,7 @@ import type { RequestCounts, RequestTally } from './request-counts.js';
 import { exactlyOnceSinkOf, transactionalIdPrefixOf } from '../plan/names.js';
 import type { Plan, Stage } from '../plan/plan.js';
 import { nextCheckpointDueAt, type CoordinatorRecord, type CoordinatorStore, type RollbackRequest } from '../state/coordinator-store.js';
-import { compressProgress, ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
+import { deflateJson, ShardFencedError, type ShardClaim, type ShardRef, type ShardStore } from '../state/shard-store.js';
 import { commitInEpochOrder } from './epoch-order.js';
 import { pendingRollback } from './rollback-requests.js';
 import { rollBackShard, type Rollback } from './rollback.js';
@@ -366,7 +366,7 @@ export class Processor {
     if (snapshots && (changes.length > 0 || producesOutput)) {
       const delta = stateDeltaBody({ epoch: claim.epoch, offsetBefore: from, executorBefore: claimedProgress(claim).executor, changes });
       const held = uncommittedDeltas(claim.progress, committed).flatMap((d) => ('inline' in d ? [d.inline] : []));
-      if (compressProgress(JSON.stringify([...held, delta])).length <= this.limits.maxInlineDeltaBytes) {
+      if (deflateJson(JSON.stringify([...held, delta])).length <= this.limits.maxInlineDeltaBytes) {
         deltaWritten = Promise.resolve({ inline: delta });
       } else {
         deltaWritten = putStateDelta(snapshots, shard, delta).then((object) => ({ object }));

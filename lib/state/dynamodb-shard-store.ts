@@ -9,14 +9,14 @@ import {
   type ScanCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { INITIAL_LAYOUT, type PackId, type PackOptions, type StoredPack } from './packs.js';
-import { ItemShardStore, parseStoredProgress, type EpochRange, type PackCondition, type RecordCondition, type ShardRecord, type ShardRef } from './shard-store.js';
+import { ItemShardStore, parseStored, type EpochRange, type PackCondition, type RecordCondition, type ShardRecord, type ShardRef } from './shard-store.js';
 
 /**
  * The shard store on DynamoDB (see docs/PROTOCOL.md). One table, keys `pk` and `sk`:
  *
  * - shard record — pk `shard#<stage>#<shard>`, sk `record`: `epoch`, `committedEpoch`,
  *   `aborted` (JSON ranges), `progress` (JSON, deflated), `buckets`, `liveBytes` and `density` (the pack layout);
- * - bucket pack — pk `pack#<stage>#<shard>#b<bucket>`, sk `pack`: `entries` (JSON), `ver`,
+ * - bucket pack — pk `pack#<stage>#<shard>#b<bucket>`, sk `pack`: `entries` (JSON, deflated), `ver`,
  *   `epoch`. One partition key per bucket spreads a shard's keys over many partitions;
  * - spilled key — pk `pack#<stage>#<shard>#k<key group>`, sk `<key as JSON>`: the same
  *   attributes, for the one entry of a key whose state is too large to share a pack.
@@ -54,7 +54,7 @@ export class DynamoShardStore extends ItemShardStore {
       epoch: Item.epoch as number,
       committedEpoch: Item.committedEpoch as number,
       abortedEpochs: JSON.parse(Item.aborted as string) as EpochRange[],
-      progress: Item.progress === undefined ? undefined : parseStoredProgress(Item.progress as Uint8Array | string),
+      progress: Item.progress === undefined ? undefined : parseStored(Item.progress as Uint8Array | string),
       // Every record since key packs holds its layout; one without was written before them.
       ...(Item.buckets === undefined
         ? { layout: INITIAL_LAYOUT, writtenBeforeKeyPacks: true }
@@ -98,7 +98,7 @@ export class DynamoShardStore extends ItemShardStore {
         );
         for (const item of response.Responses?.[this.tableName] ?? []) {
           const text = byKey.get(JSON.stringify({ pk: item.pk as string, sk: item.sk as string }));
-          if (text !== undefined) result.set(text, { version: item.ver as number, epoch: item.epoch as number, entries: item.entries as string });
+          if (text !== undefined) result.set(text, { version: item.ver as number, epoch: item.epoch as number, entries: item.entries as Uint8Array | string });
         }
         pending = response.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
         if (attempt > 20 && pending.length > 0) throw new Error(`DynamoDB left ${pending.length} keys unprocessed after 20 retries`);

@@ -181,7 +181,8 @@ export function spillPack(key: KeyRef): PackId {
 export interface StoredPack {
   readonly version: number;
   readonly epoch: number;
-  readonly entries: string;
+  /** The entries' JSON, deflated (a write unit per started kilobyte: the JSON repeats each state's field names); JSON text as versions before compression wrote it. */
+  readonly entries: Uint8Array | string;
 }
 
 /** The DynamoDB write units of a write of this many bytes. */

@@ -9,6 +9,7 @@ import { startDynamoDbEmulator, startDynamoDbEmulatorThread, startMotoServer, ty
 import { DynamoShardStore, ensureStateTable } from '../../../lib/state/dynamodb-shard-store.js';
 import { MemoryShardStore } from '../../../lib/state/memory-shard-store.js';
 import type { PackOptions } from '../../../lib/state/packs.js';
+import { keyRef } from '../../../lib/state/keys.js';
 import { StateWrittenBeforeKeyPacksError } from '../../../lib/state/shard-store.js';
 import { shardStoreContract } from './shard-store-contract.js';
 
@@ -80,7 +81,7 @@ describe('a state table written before key packs', () => {
 });
 
 describe('the shard record in DynamoDB', () => {
-  it('stores its progress deflated, counts its write units from that, and reads a record of a version that stored JSON', async () => {
+  it('stores its progress, and its packs their entries, deflated, counts its write units from that, and reads a record of a version that stored JSON', async () => {
     const { client, table } = await freshStateTable(dynamo);
     const store = new DynamoShardStore(client, table);
     const shard = { stage: 'stage-1', shard: 0 };
@@ -88,6 +89,13 @@ describe('the shard record in DynamoDB', () => {
     const timers = Array.from({ length: 40 }, (_, i) => ({ operator: 'window', domain: 'event', key: { value: `category-${i}`, keyGroup: i }, timestamp: 1_800_000_000_000 }));
     const progress = { offset: 1_000, executor: { watermark: 1, timers }, position: { checkpoint: 3, offset: 900, executor: { watermark: 0, timers } } };
     const claim = await store.claim(shard);
+    // The pack's entries repeat each state's field names: stored deflated too.
+    const changes = timers.map(({ key }) => ({ key: keyRef(key.value, 128), state: { 'window/windows': { '1800000000000:1800000300000': { category: key.value, amount: 1 } } } }));
+    await store.write(claim, changes);
+    const pack = await client.send(new GetCommand({ TableName: table, Key: { pk: 'pack#stage-1#0#b0', sk: 'pack' } }));
+    const entries = pack.Item?.entries as Uint8Array;
+    expect(entries).toBeInstanceOf(Uint8Array);
+    expect(Object.keys(JSON.parse(inflateRawSync(entries).toString('utf8')) as object)).toHaveLength(40);
     const unitsBefore = store.requests.writeUnits;
     await store.commit(claim, progress);
     const { Item } = await client.send(new GetCommand({ TableName: table, Key: { pk: 'shard#stage-1#0', sk: 'record' } }));
@@ -98,14 +106,16 @@ describe('the shard record in DynamoDB', () => {
     expect(store.requests.writeUnits - unitsBefore).toBe(Math.ceil((stored.length + '[]'.length + 100) / 1_024));
     expect((await store.peek(shard))?.progress).toEqual(progress);
 
-    // A record as the version before compression wrote it, with key packs' layout.
+    // A record and a pack as the version before compression wrote them, with key packs' layout.
     await client.send(
       new PutCommand({
         TableName: table,
         Item: { pk: 'shard#stage-1#1', sk: 'record', epoch: 2, committedEpoch: 2, aborted: '[]', progress: JSON.stringify({ offset: 7 }), buckets: 1, liveBytes: 0, density: 1 },
       }),
     );
+    await client.send(new PutCommand({ TableName: table, Item: { pk: 'pack#stage-1#1#b0', sk: 'pack', entries: JSON.stringify({ '"k"': [{ count: 5 }, 2] }), ver: 1, epoch: 2 } }));
     const older = await store.claim({ stage: 'stage-1', shard: 1 });
     expect(older).toMatchObject({ epoch: 3, committedEpoch: 2, progress: { offset: 7 } });
+    expect(Object.fromEntries(await store.read(older, [keyRef('k', 128)]))).toEqual({ '"k"': { count: 5 } });
   });
 });
