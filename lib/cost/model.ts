@@ -75,6 +75,8 @@ export interface CostInputs {
   readonly recordBytes: number;
   /** How long the mapping gathers a shard's records before it invokes (the latency goal's share). */
   readonly batchingWindowS: number;
+  /** The latency goal that set the window (`env.setEventSourceMapping({ latencyGoalSeconds })`), when one did. */
+  readonly latencyGoalS?: number;
   readonly checkpointIntervalS: number;
   /** What a container's start adds to its first batch, billed ms (bench:cold-start, beside a warm batch). */
   readonly initBilledMs: number;
@@ -180,22 +182,27 @@ export function checkpointCost(shards: number, memoryMb: number, inlineShare = 0
   );
 }
 
-/** The lines a script reads: `Sluice ÷ Managed Flink, cluster excluded, 100,000 records/s: 0.87`. */
-export function ratioLines(rows: readonly CostRow[]): string {
-  return rows.map((row) => `Sluice ÷ Managed Flink, cluster excluded, ${row.rate.toLocaleString('en')} records/s: ${row.ratio.toFixed(2)}`).join('\n');
+/**
+ * The lines a script reads: `Sluice ÷ Managed Flink, cluster excluded, 100,000 records/s: 0.87`,
+ * or `…, cluster excluded, latency goal 75 s, 100,000 records/s: 0.6` when a goal set the window.
+ */
+export function ratioLines(rows: readonly CostRow[], latencyGoalS?: number): string {
+  const goal = latencyGoalS === undefined ? '' : ` latency goal ${latencyGoalS} s,`;
+  return rows.map((row) => `Sluice ÷ Managed Flink, cluster excluded,${goal} ${row.rate.toLocaleString('en')} records/s: ${row.ratio.toFixed(2)}`).join('\n');
 }
 
 export function formatCostModel(rows: readonly CostRow[], inputs: CostInputs, flinkNote: string): string {
   const usd = (value: number) => `$${value.toFixed(4)}`;
   const measured = [...inputs.batches].sort((a, b) => a.batchSize - b.batchSize);
-  return `## Cost model: dollars per million records
+  const goal = inputs.latencyGoalS;
+  return `## Cost model: dollars per million records${goal === undefined ? '' : `, under a latency goal of ${goal} s`}
 
 Prices: ${PRICES.asOf} — Lambda arm64 $${PRICES.lambdaArmGbSecond}/GB-s and $0.20 per million requests (INIT billed
 as duration, as AWS bills it since August 2025); DynamoDB on-demand $0.625 per million writes and $0.125 per million
 reads; S3 $0.005 per 1,000 PUT/LIST and $0.0004 per 1,000 GET; MSK ${PRICES.mskBrokers} × kafka.m7g.large at
 $${PRICES.mskBrokerHour}/h; Managed Service for Apache Flink $${PRICES.flinkKpuHour} per KPU-hour (1 vCPU, 4 GB) plus one KPU per application.
 
-How each rate is deployed, as the template does by default: ${inputs.shards} shards, a batching window of ${inputs.batchingWindowS} s and
+How each rate is deployed, ${goal === undefined ? 'as the template does by default' : `as \`env.setEventSourceMapping({ latencyGoalSeconds: ${goal} })\` deploys it`}: ${inputs.shards} shards, a batching window of ${inputs.batchingWindowS} s and
 batches of up to ${MAX_BATCH.toLocaleString('en')} records, so a batch is a shard's records of one window, within 6 MB; checkpoints every
 ${inputs.checkpointIntervalS} s; ${inputs.memoryMb.toLocaleString('en')} MB.
 A batch's billed duration and requests are the handler phase's at the nearest measured sizes
@@ -219,7 +226,7 @@ ${rows
   )
   .join('\n')}
 
-${ratioLines(rows)}
+${ratioLines(rows, goal)}
 `;
 }
 

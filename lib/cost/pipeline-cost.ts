@@ -40,7 +40,7 @@ export interface PipelineCost {
 
 /** The modelled cost of `plan` at a rate, from {@link REFERENCE_FIGURES}: each stage a processor over every record. */
 export function pipelineCost(plan: Plan, { rate, recordBytes = 256, shards = 4 }: PipelineCostOptions): PipelineCost {
-  const { batchSize, maximumBatchingWindowSeconds } = plan.eventSourceMapping;
+  const { batchSize, maximumBatchingWindowSeconds, latencyGoalSeconds } = plan.eventSourceMapping;
   const inputs: CostInputs = {
     memoryMb: REFERENCE_FIGURES.memoryMb,
     batches: REFERENCE_FIGURES.batches,
@@ -50,6 +50,7 @@ export function pipelineCost(plan: Plan, { rate, recordBytes = 256, shards = 4 }
     recordBytes,
     // A window of 0 s still gathers what one poll returns; a tenth of a second stands in for it.
     batchingWindowS: Math.max(maximumBatchingWindowSeconds ?? TEMPLATE_BATCH.windowS, 0.1),
+    ...(latencyGoalSeconds === undefined ? {} : { latencyGoalS: latencyGoalSeconds }),
     checkpointIntervalS: plan.checkpointing.intervalMs / 1_000,
     initBilledMs: REFERENCE_FIGURES.initBilledMs,
     coldStartsPerShardHour: 1,
@@ -74,7 +75,7 @@ export function formatPipelineCost(plan: Plan, { inputs, row }: PipelineCost): s
     ['S3', row.sluice.s3],
     ['checkpoints', row.sluice.checkpoints],
   ];
-  return `${plan.pipeline} at ${row.rate.toLocaleString('en')} records/s: ${plan.stages.length} stage${plan.stages.length === 1 ? '' : 's'} on ${inputs.shards} shards, batches of ${row.batchSize.toLocaleString('en')} (a ${inputs.batchingWindowS} s window, at most ${(inputs.maxBatchSize ?? 0).toLocaleString('en')}), checkpoints every ${inputs.checkpointIntervalS} s, ${inputs.memoryMb.toLocaleString('en')} MB
+  return `${plan.pipeline} at ${row.rate.toLocaleString('en')} records/s: ${plan.stages.length} stage${plan.stages.length === 1 ? '' : 's'} on ${inputs.shards} shards, batches of ${row.batchSize.toLocaleString('en')} (a ${inputs.batchingWindowS} s window${inputs.latencyGoalS === undefined ? '' : ` for a latency goal of ${inputs.latencyGoalS} s`}, at most ${(inputs.maxBatchSize ?? 0).toLocaleString('en')}), checkpoints every ${inputs.checkpointIntervalS} s, ${inputs.memoryMb.toLocaleString('en')} MB
 
 Sluice on Lambda, DynamoDB and S3:
 ${parts.map(([part, value]) => `  ${part.padEnd(21)}${money(value)}`).join('\n')}

@@ -81,5 +81,6 @@ describe('the cost of a million records', () => {
     const rows = costModel(inputs);
     expect(ratioLines(rows).split('\n')).toEqual(rows.map((row) => `Sluice ÷ Managed Flink, cluster excluded, ${row.rate.toLocaleString('en')} records/s: ${row.ratio.toFixed(2)}`));
     expect(ratioLines(rows)).toMatch(/^Sluice ÷ Managed Flink, cluster excluded, 100,000 records\/s: \d+\.\d\d$/m);
+    expect(ratioLines(rows, 75)).toMatch(/^Sluice ÷ Managed Flink, cluster excluded, latency goal 75 s, 1,000 records\/s: \d+\.\d\d$/m);
   });
 });

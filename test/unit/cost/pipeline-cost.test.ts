@@ -25,6 +25,14 @@ describe('the modelled cost of a pipeline', () => {
     expect(pipelineCost(plan, { rate: 1_000, shards: 1 }).row.batchSize).toBe(1_000);
   });
 
+  it('takes the window a latency goal sets', () => {
+    // Two stages checkpointing every 60 s take 122 s with no window; 150 s leaves four windows of 7 s.
+    const env = orderAggregation({ name: 'costed-goal', partitionedByCategory: false }).setEventSourceMapping({ latencyGoalSeconds: 150 });
+    const { inputs, row } = pipelineCost(planPipeline(env), { rate: 1_000 });
+    expect(inputs.batchingWindowS).toBe(7);
+    expect(row.batchSize).toBe(1_750);
+  });
+
   it('keeps a window of 0 s from making batches of nothing', () => {
     const env: StreamExecutionEnvironment = orderAggregation({ name: 'costed-no-window', partitionedByCategory: false }).setEventSourceMapping({ maximumBatchingWindowSeconds: 0 });
     expect(pipelineCost(planPipeline(env), { rate: 1_000 }).row.batchSize).toBe(25);
