@@ -5,7 +5,8 @@ import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { ShardRef } from '../state/shard-store.js';
 import { invariant } from './invariants.js';
 import { earliestEventTimer } from './stage-executor.js';
-import type { DeltaRef, PendingTransaction, RuntimeProgress, ShardProgress } from './shard-record.js';
+import type { StateDelta } from '../snapshot/checkpoint-state.js';
+import type { PendingTransaction, RuntimeProgress, ShardProgress } from './shard-record.js';
 
 /** What one batch of a shard found and did, for its commit. */
 export interface BatchOutcome {
@@ -27,7 +28,20 @@ export interface BatchOutcome {
   /** This batch's pre-committed EXACTLY_ONCE transaction. */
   readonly transaction: TransactionHandle | undefined;
   /** This batch's state delta: its object's key, or the delta to hold in the record. */
-  readonly delta: DeltaRef | undefined;
+  readonly delta: BatchDelta | undefined;
+}
+
+/**
+ * A batch's delta as step 4 left it. An inline delta of a batch that wrote no output may come
+ * `extended`: the record's last inline delta followed by it, to take that one's place when the
+ * same checkpoint covers both (docs/PROTOCOL.md, "Inline deltas").
+ */
+export type BatchDelta = { readonly object: string } | { readonly inline: StateDelta; readonly extended?: StateDelta };
+
+/** The checkpoint that covers a batch's output: the one it acknowledges now, or else the next. */
+export function coveringCheckpoint(claimedAcknowledged: number, triggered: number): number {
+  const acknowledged = Math.max(claimedAcknowledged, triggered);
+  return acknowledged > claimedAcknowledged ? acknowledged : acknowledged + 1;
 }
 
 /**
@@ -40,11 +54,16 @@ export function batchProgress(outcome: BatchOutcome): RuntimeProgress {
   const { claimed, processed, epoch, committed } = outcome;
   const acknowledged = Math.max(claimed.acknowledged, outcome.triggered);
   const acknowledging = acknowledged > claimed.acknowledged;
-  // Output written now is covered by the checkpoint acknowledged now, or else by the next one.
-  const covering = acknowledging ? acknowledged : acknowledged + 1;
+  const covering = coveringCheckpoint(claimed.acknowledged, outcome.triggered);
   invariant(covering > committed, () => `${where(outcome)}: its output would be covered by checkpoint ${covering}, not after the committed ${committed}`);
   const deltas = claimed.deltas.filter((d) => d.checkpoint > committed);
-  if (outcome.delta !== undefined) deltas.push({ epoch, checkpoint: covering, ...outcome.delta });
+  const { delta } = outcome;
+  const last = deltas.at(-1);
+  if (delta && 'inline' in delta && delta.extended && last && 'inline' in last && last.checkpoint === covering) {
+    deltas[deltas.length - 1] = { epoch: last.epoch, checkpoint: covering, inline: delta.extended };
+  } else if (delta) {
+    deltas.push({ epoch, checkpoint: covering, ...('object' in delta ? { object: delta.object } : { inline: delta.inline }) });
+  }
   const pending = outcome.transaction ? [...outcome.pending, { handle: outcome.transaction, checkpoint: covering, epoch }] : [...outcome.pending];
   for (const [index, transaction] of pending.entries()) {
     const before = pending[index - 1];

@@ -3,7 +3,7 @@ import type { KafkaSink } from '../api/sink.js';
 import type { KafkaClients } from '../kafka/clients.js';
 import { DeliveryGuarantee } from '../kafka/delivery-guarantee.js';
 import { TransactionLostError } from '../kafka/errors.js';
-import { hasStopped, NONE_DROPPED, runtimeProgressOf, shardOf, uncommittedDeltas, uncommittedPending, type DeltaRef, type DroppedRecords, type PendingTransaction, type RuntimeProgress, type ShardFailure, type ShardTarget } from './shard-record.js';
+import { hasStopped, NONE_DROPPED, runtimeProgressOf, shardOf, uncommittedDeltas, uncommittedPending, type DroppedRecords, type PendingDelta, type PendingTransaction, type RuntimeProgress, type ShardFailure, type ShardTarget } from './shard-record.js';
 import type { KafkaRecord, OutputRecord } from '../kafka/records.js';
 import { transactionKey, type TransactionHandle } from '../kafka/transaction-handle.js';
 import type { RecordWriter } from '../kafka/writer.js';
@@ -17,7 +17,7 @@ import { pendingRollback } from './rollback-requests.js';
 import { rollBackShard, type Rollback } from './rollback.js';
 import { OutputLimits } from './output-limits.js';
 import { mayRestBeforeCommitSeen } from './quiescence.js';
-import { batchProgress } from './batch-progress.js';
+import { batchProgress, coveringCheckpoint, type BatchDelta } from './batch-progress.js';
 import {
   claimedProgress,
   DEFAULT_MAX_CATCH_UP_RECORDS,
@@ -30,7 +30,7 @@ import {
 } from './shard-batch.js';
 import { resolveStartingOffset } from './starting-offsets.js';
 import type { BadRecordError, StageOutputs } from './stage-executor.js';
-import { putStateDelta, stateDeltaBody } from '../snapshot/checkpoint-state.js';
+import { followedBy, putStateDelta, stateDeltaBody } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 
 /**
@@ -228,7 +228,7 @@ export class Processor {
     this.reached('claimed', shard);
     const batch = this.shardBatch(stage, shard, { stageId, topic, partition }, checkpoints);
     const prepared = await prepareBatch(batch, claim, records, this.mayProcess(batch, claim, checkpoints));
-    const { deltaWritten } = await this.writeState(batch, prepared, checkpoints.committed);
+    const { deltaWritten } = await this.writeState(batch, prepared, checkpoints);
     this.reached('state-written', shard);
     const claimed = runtimeProgressOf(claim.progress);
     const triggered = this.checkpointTriggeredSince(checkpoints, claimed.acknowledged);
@@ -358,16 +358,24 @@ export class Processor {
    * the changed keys under the claim's epoch. A crash after it leaves invisible values (the
    * visibility rule).
    */
-  private async writeState({ store, shard }: ShardBatch, prepared: PreparedBatch, committed: number): Promise<{ deltaWritten: Promise<DeltaRef> | undefined }> {
+  private async writeState({ store, shard }: ShardBatch, prepared: PreparedBatch, checkpoints: CoordinatorRecord): Promise<{ deltaWritten: Promise<BatchDelta> | undefined }> {
     const { snapshots } = this.options;
     const { claim, from, changes, outputs } = prepared;
     const producesOutput = [...outputs.sinks.values(), outputs.repartitions, outputs.deadLetters].some((records) => records.length > 0);
-    let deltaWritten: Promise<DeltaRef> | undefined;
+    let deltaWritten: Promise<BatchDelta> | undefined;
     if (snapshots && (changes.length > 0 || producesOutput)) {
       const delta = stateDeltaBody({ epoch: claim.epoch, offsetBefore: from, executorBefore: claimedProgress(claim).executor, changes });
-      const held = uncommittedDeltas(claim.progress, committed).flatMap((d) => ('inline' in d ? [d.inline] : []));
-      if (deflateJson(JSON.stringify([...held, delta])).length <= this.limits.maxInlineDeltaBytes) {
-        deltaWritten = Promise.resolve({ inline: delta });
+      const held = uncommittedDeltas(claim.progress, checkpoints.committed);
+      const inlineOf = (deltas: readonly PendingDelta[]) => deltas.flatMap((d) => ('inline' in d ? [d.inline] : []));
+      // A batch without output has no transaction for a rollback to go back to: its changes may
+      // join the last inline delta of the same checkpoint, so that what the record holds
+      // follows the keys a checkpoint changes, not its batches.
+      const last = held.at(-1);
+      const covering = coveringCheckpoint(runtimeProgressOf(claim.progress).acknowledged, checkpoints.triggered);
+      const extended = !producesOutput && last && 'inline' in last && last.checkpoint === covering ? followedBy(last.inline, delta) : undefined;
+      const inline = extended ? [...inlineOf(held.slice(0, -1)), extended] : [...inlineOf(held), delta];
+      if (deflateJson(JSON.stringify(inline)).length <= this.limits.maxInlineDeltaBytes) {
+        deltaWritten = Promise.resolve(extended ? { inline: delta, extended } : { inline: delta });
       } else {
         deltaWritten = putStateDelta(snapshots, shard, delta).then((object) => ({ object }));
         deltaWritten.catch(() => undefined);

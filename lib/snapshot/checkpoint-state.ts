@@ -115,6 +115,13 @@ export async function readStateDelta(store: SnapshotStore, key: string): Promise
   return JSON.parse(body.toString('utf8')) as StateDelta;
 }
 
+/** `later`'s changes over `earlier`'s: one delta that starts where `earlier` started. */
+export function followedBy(earlier: StateDelta, later: StateDelta): StateDelta {
+  const changes = new Map(earlier.changes.map((change) => [JSON.stringify(change.key), change]));
+  for (const change of later.changes) changes.set(JSON.stringify(change.key), change);
+  return { ...earlier, changes: [...changes.values()] };
+}
+
 /** Part of a shard's state chain: an object's key, or a delta the shard record holds inline. */
 export type StateSource = string | StateDelta;
 

@@ -5,6 +5,7 @@ import { batchProgress, type BatchOutcome } from '../../../lib/runtime/batch-pro
 import { InvariantViolation } from '../../../lib/runtime/invariants.js';
 import { runtimeProgressOf, type PendingTransaction, type RuntimeProgress } from '../../../lib/runtime/shard-record.js';
 import type { ExecutorSnapshot } from '../../../lib/runtime/stage-executor.js';
+import type { StateDelta } from '../../../lib/snapshot/checkpoint-state.js';
 
 const handle = (epoch: number): TransactionHandle => ({ transactionalId: `t-${epoch}`, producerId: '1', producerEpoch: epoch });
 const pending = (epoch: number, checkpoint: number): PendingTransaction => ({ handle: handle(epoch), checkpoint, epoch });
@@ -25,6 +26,9 @@ const claimed: RuntimeProgress = runtimeProgressOf({
   ],
   position: { checkpoint: 3, offset: 10, executor: executor(100) },
 });
+
+/** A delta of `epoch` that sets key `key` to `count`. */
+const change = (epoch: number, key: string, count: number): StateDelta => ({ epoch, offsetBefore: epoch * 10, executorBefore: null, changes: [{ key, state: { count } }] });
 
 const outcome = (changes: Partial<BatchOutcome>): BatchOutcome => ({
   shard: { stage: 'stage-1/orders', shard: 0 },
@@ -82,6 +86,31 @@ describe('batchProgress', () => {
         deltas: [
           { epoch: 4, checkpoint: 4, object: 'd-4' },
           { epoch: 5, checkpoint: 4, inline: { epoch: 5, offsetBefore: 10, executorBefore: null, changes: [{ key: 'k', state: { count: 1 } }] } },
+        ],
+      },
+    },
+    {
+      rule: 'puts an extended inline delta in the place of the last one when the same checkpoint covers both',
+      changes: {
+        claimed: { ...claimed, deltas: [{ epoch: 4, checkpoint: 4, inline: change(4, 'k', 1) }] },
+        transaction: undefined,
+        delta: { inline: change(5, 'k', 2), extended: change(4, 'k', 2) },
+      },
+      expected: { deltas: [{ epoch: 4, checkpoint: 4, inline: change(4, 'k', 2) }] },
+    },
+    {
+      rule: 'records an extended delta as its own when another checkpoint covers the last one',
+      changes: {
+        // It acknowledged checkpoint 4 after the last delta: its own delta is the next one's.
+        claimed: { ...claimed, acknowledged: 4, deltas: [{ epoch: 4, checkpoint: 4, inline: change(4, 'k', 1) }] },
+        triggered: 4,
+        transaction: undefined,
+        delta: { inline: change(5, 'k', 2), extended: change(4, 'k', 2) },
+      },
+      expected: {
+        deltas: [
+          { epoch: 4, checkpoint: 4, inline: change(4, 'k', 1) },
+          { epoch: 5, checkpoint: 5, inline: change(5, 'k', 2) },
         ],
       },
     },
