@@ -1,23 +1,23 @@
 import type { Plan } from '../plan/plan.js';
-import { costModel, PRICES, type BatchCost, type CostInputs, type CostRow } from './model.js';
+import { costModel, PRICES, WRITE_UNITS, type BatchCost, type CostInputs, type CostRow } from './model.js';
 
 /**
  * What the benchmark measured of one stage of the seed pipeline (a keyed 5-minute window sum,
- * EXACTLY_ONCE, 20 keys a batch): a batch's modelled billed duration at 1,024 MB and its DynamoDB
- * and S3 requests, what a cold start adds, and Flink EXACTLY_ONCE's records/s per core on the
- * same pipeline. A pipeline with more CPU per record, or more keys changed per batch, costs more.
+ * EXACTLY_ONCE, 20 keys a batch): a batch's modelled billed duration at 1,024 MB, its DynamoDB
+ * and S3 requests and its DynamoDB write units, what a cold start adds, and Flink EXACTLY_ONCE's
+ * records/s per core on the same pipeline. A pipeline with more CPU per record, or more keys changed per batch, costs more.
  */
 export const REFERENCE_FIGURES = {
   measured:
-    'the seed pipeline, `npm run bench -- --quick --only handler,throughput` of 2026-12-06 on 2 cores; ' +
+    'the seed pipeline, `npm run bench -- --quick --only handler,throughput` of 2026-12-07 on 2 cores; ' +
     "Flink's records/s per core from the full `npm run bench` of 2026-12-03",
   memoryMb: 1_024,
   batches: [
-    { batchSize: 100, billedMs: 46, requests: { 'DynamoDB.GetItem': 1.8, 'DynamoDB.PutItem': 3, 'DynamoDB.BatchGetItem': 1, 'S3.PutObject': 1 } },
-    { batchSize: 1_000, billedMs: 53, requests: { 'DynamoDB.GetItem': 1.3, 'DynamoDB.PutItem': 3, 'DynamoDB.BatchGetItem': 1, 'S3.PutObject': 1 } },
-    { batchSize: 10_000, billedMs: 186, requests: { 'DynamoDB.GetItem': 2, 'DynamoDB.PutItem': 3, 'DynamoDB.BatchGetItem': 1, 'S3.PutObject': 1 } },
+    { batchSize: 100, billedMs: 27, requests: { 'DynamoDB.GetItem': 1.8, 'DynamoDB.PutItem': 3, 'DynamoDB.BatchGetItem': 1, [WRITE_UNITS]: 6.1 } },
+    { batchSize: 1_000, billedMs: 41, requests: { 'DynamoDB.GetItem': 1.3, 'DynamoDB.PutItem': 3, 'DynamoDB.BatchGetItem': 1, [WRITE_UNITS]: 5.2 } },
+    { batchSize: 10_000, billedMs: 176, requests: { 'DynamoDB.GetItem': 2, 'DynamoDB.PutItem': 3, 'DynamoDB.BatchGetItem': 1, [WRITE_UNITS]: 5 } },
   ] satisfies BatchCost[],
-  initBilledMs: 720,
+  initBilledMs: 432,
   flinkRecordsPerCpuSecond: 71_378,
 } as const;
 
