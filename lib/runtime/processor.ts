@@ -19,7 +19,6 @@ import { OutputLimits } from './output-limits.js';
 import { mayRestBeforeCommitSeen } from './quiescence.js';
 import { batchProgress, coveringCheckpoint, type BatchDelta } from './batch-progress.js';
 import {
-  claimedProgress,
   DEFAULT_MAX_CATCH_UP_RECORDS,
   keysOfRecords,
   prepareBatch,
@@ -228,9 +227,9 @@ export class Processor {
     this.reached('claimed', shard);
     const batch = this.shardBatch(stage, shard, { stageId, topic, partition }, checkpoints);
     const prepared = await prepareBatch(batch, claim, records, this.mayProcess(batch, claim, checkpoints));
-    const { deltaWritten } = await this.writeState(batch, prepared, checkpoints);
-    this.reached('state-written', shard);
     const claimed = runtimeProgressOf(claim.progress);
+    const { deltaWritten } = await this.writeState(batch, prepared, claimed, checkpoints);
+    this.reached('state-written', shard);
     const triggered = this.checkpointTriggeredSince(checkpoints, claimed.acknowledged);
     const byGuarantee = this.recordsByGuarantee(stage, prepared.outputs);
     const { settled, inOrder } = await this.sweep(batch, claim, checkpoints, byGuarantee);
@@ -358,20 +357,25 @@ export class Processor {
    * the changed keys under the claim's epoch. A crash after it leaves invisible values (the
    * visibility rule).
    */
-  private async writeState({ store, shard }: ShardBatch, prepared: PreparedBatch, checkpoints: CoordinatorRecord): Promise<{ deltaWritten: Promise<BatchDelta> | undefined }> {
+  private async writeState(
+    { store, shard }: ShardBatch,
+    prepared: PreparedBatch,
+    claimed: RuntimeProgress,
+    checkpoints: CoordinatorRecord,
+  ): Promise<{ deltaWritten: Promise<BatchDelta> | undefined }> {
     const { snapshots } = this.options;
     const { claim, from, changes, outputs } = prepared;
     const producesOutput = [...outputs.sinks.values(), outputs.repartitions, outputs.deadLetters].some((records) => records.length > 0);
     let deltaWritten: Promise<BatchDelta> | undefined;
     if (snapshots && (changes.length > 0 || producesOutput)) {
-      const delta = stateDeltaBody({ epoch: claim.epoch, offsetBefore: from, executorBefore: claimedProgress(claim).executor, changes });
-      const held = uncommittedDeltas(claim.progress, checkpoints.committed);
+      const delta = stateDeltaBody({ epoch: claim.epoch, offsetBefore: from, executorBefore: claimed.executor, changes });
+      const held = claimed.deltas.filter((d) => d.checkpoint > checkpoints.committed);
       const inlineOf = (deltas: readonly PendingDelta[]) => deltas.flatMap((d) => ('inline' in d ? [d.inline] : []));
       // A batch without output has no transaction for a rollback to go back to: its changes may
       // join the last inline delta of the same checkpoint, so that what the record holds
       // follows the keys a checkpoint changes, not its batches.
       const last = held.at(-1);
-      const covering = coveringCheckpoint(runtimeProgressOf(claim.progress).acknowledged, checkpoints.triggered);
+      const covering = coveringCheckpoint(claimed.acknowledged, checkpoints.triggered);
       const extended = !producesOutput && last && 'inline' in last && last.checkpoint === covering ? followedBy(last.inline, delta) : undefined;
       const inline = extended ? [...inlineOf(held.slice(0, -1)), extended] : [...inlineOf(held), delta];
       if (deflateJson(JSON.stringify(inline)).length <= this.limits.maxInlineDeltaBytes) {

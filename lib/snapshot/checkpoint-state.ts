@@ -154,7 +154,7 @@ export async function storeStateSources(
     while (typeof sources[to] === 'object') to++;
     const run = sources.slice(from, to);
     const changes = [...(await mergeStateObjects(store, run, maxParallelism)).values()];
-    objects.push(await putStateDelta(store, shard, stateDeltaBody({ epoch: source.epoch, offsetBefore: null, executorBefore: null, changes }), 0));
+    objects.push(await putStateDelta(store, shard, stateDeltaBody({ epoch: source.epoch, offsetBefore: null, executorBefore: null, changes })));
     from = to;
   }
   return objects;

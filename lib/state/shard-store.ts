@@ -126,6 +126,16 @@ export function deflateJson(json: string): Buffer {
   return deflateRawSync(json);
 }
 
+/** A record's progress as JSON, and deflated as it is stored: a claim over this store's own commit writes the commit's bytes again. */
+interface EncodedProgress {
+  readonly json: string;
+  readonly deflated: Buffer;
+}
+
+function encodeProgress(json: string | undefined): EncodedProgress | undefined {
+  return json === undefined ? undefined : { json, deflated: deflateJson(json) };
+}
+
 /** What a record or a pack stores: deflated JSON, or JSON text as versions before compression wrote it. */
 export function parseStored(stored: Uint8Array | string): unknown {
   return JSON.parse(typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8')) as unknown;
@@ -381,7 +391,7 @@ function distinct(ids: readonly PackId[]): PackId[] {
  */
 export abstract class ItemShardStore implements ShardStore {
   /** The record this store's latest commit of each shard wrote, for the next claim (see {@link claim}). */
-  private readonly lastCommitted = new Map<string, { readonly record: ShardRecord; readonly progress: string | undefined }>();
+  private readonly lastCommitted = new Map<string, { readonly record: ShardRecord; readonly progress: EncodedProgress | undefined }>();
   /** Packs read (undefined: absent) or written under each claim, so that a write is conditional on what its batch saw. */
   private readonly seen = new WeakMap<ShardClaim, Map<string, Pack | undefined>>();
   /** Packs read beside a claim (see {@link claim}), for its first read. */
@@ -429,7 +439,7 @@ export abstract class ItemShardStore implements ShardStore {
       const ids = distinct(expectedKeys.map((key) => homeOf(key, committed.record.layout)));
       const packs = ids.length > 0 ? this.getPacks(shard, ids) : undefined;
       packs?.catch(() => undefined);
-      const progress = committed.progress === undefined ? undefined : (JSON.parse(committed.progress) as unknown);
+      const progress = committed.progress === undefined ? undefined : (JSON.parse(committed.progress.json) as unknown);
       const claim = await this.claimOver(shard, { ...committed.record, progress }, committed.progress, options);
       if (claim) {
         if (packs) this.readBeside.set(claim, { ids, packs });
@@ -439,19 +449,19 @@ export abstract class ItemShardStore implements ShardStore {
     for (;;) {
       const record = await this.getRecord(shard);
       if (record?.writtenBeforeKeyPacks && !options.replacingState) throw new StateWrittenBeforeKeyPacksError(shard);
-      const claim = await this.claimOver(shard, record, JSON.stringify(record?.progress), options);
+      const claim = await this.claimOver(shard, record, encodeProgress(JSON.stringify(record?.progress)), options);
       if (claim) return claim;
     }
   }
 
   /**
    * A claim over `record` as read (or as last committed here); undefined if the record is no
-   * longer that. `progressJson`: its progress as JSON, for the write's units.
+   * longer that. `progress`: its progress as JSON and as stored.
    */
   private async claimOver(
     shard: ShardRef,
     record: ShardRecord | undefined,
-    progressJson: string | undefined,
+    progress: EncodedProgress | undefined,
     options: ClaimOptions,
   ): Promise<ShardClaim | undefined> {
     const previousEpoch = record?.epoch ?? 0;
@@ -463,17 +473,16 @@ export abstract class ItemShardStore implements ShardStore {
     const condition: RecordCondition = record
       ? { kind: 'unchanged', epoch: record.epoch, committedEpoch: record.committedEpoch }
       : { kind: 'absent' };
-    if (!(await this.putRecord(shard, next, condition, progressJson))) return undefined;
+    if (!(await this.putRecord(shard, next, condition, progress))) return undefined;
     return { shard, epoch: next.epoch, committedEpoch, abortedEpochs, progress: next.progress, layout: options.replacingState ? INITIAL_LAYOUT : layout };
   }
 
-  /** Writes the record with its progress compressed from its JSON, which each caller has at hand, and counts its units. */
-  private putRecord(shard: ShardRef, record: ShardRecord, condition: RecordCondition, progressJson: string | undefined): Promise<boolean> {
-    const bytes = Buffer.byteLength(progressJson ?? '');
+  /** Writes the record with its progress as each caller has it encoded, and counts its units. */
+  private putRecord(shard: ShardRef, record: ShardRecord, condition: RecordCondition, progress: EncodedProgress | undefined): Promise<boolean> {
+    const bytes = Buffer.byteLength(progress?.json ?? '');
     if (bytes > MAX_PROGRESS_BYTES) return Promise.reject(new ShardProgressTooLargeError(shard, bytes));
-    const stored = progressJson === undefined ? undefined : deflateJson(progressJson);
-    this.requests.writeUnits += writeUnits((stored?.length ?? 0) + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
-    return this.putRecordIf(shard, record, condition, stored);
+    this.requests.writeUnits += writeUnits((progress?.deflated.length ?? 0) + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
+    return this.putRecordIf(shard, record, condition, progress?.deflated);
   }
 
   async read(claim: ShardClaim, keys: readonly KeyRef[]): Promise<Map<string, KeyState>> {
@@ -627,8 +636,8 @@ export abstract class ItemShardStore implements ShardStore {
       progress,
       layout: this.grown.get(claim) ?? claim.layout,
     };
-    const progressJson = JSON.stringify(progress);
-    if (!(await this.putRecord(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch }, progressJson))) {
+    const encoded = encodeProgress(JSON.stringify(progress));
+    if (!(await this.putRecord(claim.shard, record, { kind: 'uncommitted', epoch: claim.epoch }, encoded))) {
       // The condition failed: either a newer claim fenced this one, or this very commit landed
       // and a retry of an ambiguous failure (a timeout, a 5xx) found it done — perhaps after a
       // newer claim, which leaves a committed epoch committed. Only a claim over an epoch that
@@ -638,7 +647,7 @@ export abstract class ItemShardStore implements ShardStore {
       if (current.epoch !== claim.epoch) return;
     }
     // As JSON, as DynamoDB keeps it: a claim over the copy sees what a claim that read the record would.
-    this.lastCommitted.set(shardId(claim.shard), { record, progress: progressJson });
+    this.lastCommitted.set(shardId(claim.shard), { record, progress: encoded });
   }
 
   peek(shard: ShardRef): Promise<ShardRecord | undefined> {
