@@ -249,7 +249,7 @@ class KeyStateLimitError extends Error {
 
   constructor(bytes: number) {
     super(
-      `the state of its key would take ${bytes} bytes, more than the ${MAX_KEY_STATE_BYTES} a key may hold (its DynamoDB item ` +
+      `the state of its key would take ${bytes} bytes deflated, more than the ${MAX_KEY_STATE_BYTES} a key may hold (its DynamoDB item ` +
         `keeps it twice, within 400 KB): keep less per key (reduce or aggregate instead of keeping every element, a StateTtlConfig, shorter windows)`,
     );
   }

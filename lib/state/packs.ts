@@ -58,7 +58,7 @@ const SPLIT_MARGIN = 0.1;
  */
 export const SPILL_STATE_BYTES = 4_096;
 
-/** No pack's entries may grow past this: DynamoDB refuses items over 400 KB, keys and attribute names included. */
+/** No pack may store more than this (its entries deflated): DynamoDB refuses items over 400 KB, keys and attribute names included. */
 export const MAX_PACK_BYTES = 399 * 1024;
 
 /** A key's bucket hash: FNV-1a finished with murmur3's mixer, so that it is independent of the key group. */

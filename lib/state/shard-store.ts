@@ -76,23 +76,35 @@ export interface StateChange {
 }
 
 /**
- * The most state one key may hold, as JSON: its item keeps the state twice (the current and
- * the previous epoch's), within DynamoDB's 400 KB per item, with room for its keys.
+ * The most state one key may hold, as its item stores it (deflated JSON): the item keeps the
+ * state twice (the current and the previous epoch's), within DynamoDB's 400 KB per item, with
+ * room for its keys.
  */
 export const MAX_KEY_STATE_BYTES = 190 * 1024;
 
-/** The first change whose state is more than a key may hold, with its size. */
+/** The first change whose state is more than a key may hold, with its deflated size. */
 export function oversizedKeyState(changes: readonly StateChange[]): { key: KeyRef; bytes: number } | undefined {
   for (const { key, state } of changes) {
-    const bytes = keyStateBytes(state) ?? 0;
-    if (bytes > MAX_KEY_STATE_BYTES) return { key, bytes };
+    const bytes = oversizedBytes(state);
+    if (bytes !== undefined) return { key, bytes };
   }
   return undefined;
 }
 
-/** A key's state's size as JSON, as MAX_KEY_STATE_BYTES counts it; undefined for cleared state. */
+/** A key's state's size as JSON, as packs count their live bytes; undefined for cleared state. */
 function keyStateBytes(state: KeyState | null): number | undefined {
   return state === null ? undefined : Buffer.byteLength(JSON.stringify(state));
+}
+
+/**
+ * The deflated size of a state that is more than a key may hold; undefined within the limit.
+ * A state whose JSON is within the limit is within it deflated too (but for deflate's few bytes
+ * of framing, which the item's margin holds), so only a larger one is deflated to measure it.
+ */
+function oversizedBytes(state: KeyState | null, jsonBytes = keyStateBytes(state)): number | undefined {
+  if (state === null || jsonBytes === undefined || jsonBytes <= MAX_KEY_STATE_BYTES) return undefined;
+  const bytes = deflateJson(JSON.stringify(state)).length;
+  return bytes > MAX_KEY_STATE_BYTES ? bytes : undefined;
 }
 
 /** A key's state outgrew what its item can hold: the batch fails before it writes anything, naming the key. */
@@ -106,14 +118,14 @@ export class KeyStateTooLargeError extends Error {
   ) {
     const shown = key.serialized.length > 200 ? `${key.serialized.slice(0, 200)}…` : key.serialized;
     super(
-      `Shard ${shard.stage}/${shard.shard}: the state of key ${shown} would take ${bytes} bytes, more than the ` +
+      `Shard ${shard.stage}/${shard.shard}: the state of key ${shown} would take ${bytes} bytes deflated, more than the ` +
         `${MAX_KEY_STATE_BYTES} a key may hold (its DynamoDB item keeps it twice, within 400 KB). Keep less per key: ` +
         `aggregate (reduce or aggregate instead of process over all elements), set a StateTtlConfig, or shorten the windows.`,
     );
   }
 }
 
-/** The most a shard's progress may take as JSON: its record is one DynamoDB item, within 400 KB. */
+/** The most a shard's progress may take as its record stores it (deflated JSON): the record is one DynamoDB item, within 400 KB. */
 export const MAX_PROGRESS_BYTES = 380 * 1024;
 
 /**
@@ -153,7 +165,7 @@ export class ShardProgressTooLargeError extends Error {
     readonly bytes: number,
   ) {
     super(
-      `Shard ${shard.stage}/${shard.shard}: its progress would take ${bytes} bytes, more than the ${MAX_PROGRESS_BYTES} its ` +
+      `Shard ${shard.stage}/${shard.shard}: its progress would take ${bytes} bytes deflated, more than the ${MAX_PROGRESS_BYTES} its ` +
         `record may hold (one DynamoDB item, within 400 KB). The progress keeps the stage's timers: too many keys hold a ` +
         `timer at once, such as a session window open per key. Spread the keys over more partitions (each is a shard), ` +
         `or shorten the windows' gap; Sluice does not keep timers with keyed state yet.`,
@@ -479,9 +491,9 @@ export abstract class ItemShardStore implements ShardStore {
 
   /** Writes the record with its progress as each caller has it encoded, and counts its units. */
   private putRecord(shard: ShardRef, record: ShardRecord, condition: RecordCondition, progress: EncodedProgress | undefined): Promise<boolean> {
-    const bytes = Buffer.byteLength(progress?.json ?? '');
+    const bytes = progress?.deflated.length ?? 0;
     if (bytes > MAX_PROGRESS_BYTES) return Promise.reject(new ShardProgressTooLargeError(shard, bytes));
-    this.requests.writeUnits += writeUnits((progress?.deflated.length ?? 0) + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
+    this.requests.writeUnits += writeUnits(bytes + JSON.stringify(record.abortedEpochs).length + ITEM_OVERHEAD_BYTES);
     return this.putRecordIf(shard, record, condition, progress?.deflated);
   }
 
@@ -531,7 +543,8 @@ export abstract class ItemShardStore implements ShardStore {
   async write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void> {
     const writes = changes.map(({ key, state }) => {
       const bytes = keyStateBytes(state);
-      if (bytes !== undefined && bytes > MAX_KEY_STATE_BYTES) throw new KeyStateTooLargeError(claim.shard, key, bytes);
+      const oversized = oversizedBytes(state, bytes);
+      if (oversized !== undefined) throw new KeyStateTooLargeError(claim.shard, key, oversized);
       const hash = packHash(key.serialized);
       // Its pack under the committed layout: where its committed entry is, whichever pack it goes to now.
       const home = bucketPack(bucketOf(hash, claim.layout.buckets));
@@ -605,15 +618,13 @@ export abstract class ItemShardStore implements ShardStore {
       const existing = seen.get(id.text);
       if (existing && existing.epoch > claim.epoch) throw new ShardFencedError(claim.shard, claim.epoch);
       const entries = entriesOf();
-      const json = entriesJson(entries);
-      const bytes = Buffer.byteLength(json);
-      if (bytes > MAX_PACK_BYTES) {
-        throw new Error(`Shard ${claim.shard.stage}/${claim.shard.shard}: pack ${id.text} would take ${bytes} bytes, more than the ${MAX_PACK_BYTES} a pack may hold`);
+      const stored = deflateJson(entriesJson(entries));
+      if (stored.length > MAX_PACK_BYTES) {
+        throw new Error(`Shard ${claim.shard.stage}/${claim.shard.shard}: pack ${id.text} would take ${stored.length} bytes deflated, more than the ${MAX_PACK_BYTES} a pack may hold`);
       }
       const overwrite = fresh && !seen.has(id.text);
       const condition: PackCondition = overwrite ? { kind: 'older', epoch: claim.epoch } : { kind: 'version', version: existing?.version, epoch: claim.epoch };
       const version = (existing?.version ?? 0) + 1;
-      const stored = deflateJson(json);
       this.requests.writeUnits += writeUnits(stored.length + ITEM_OVERHEAD_BYTES);
       if (await this.putPackIf(claim.shard, id, { version, epoch: claim.epoch, entries: stored }, condition)) {
         seen.set(id.text, { version, epoch: claim.epoch, entries });

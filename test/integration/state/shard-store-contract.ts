@@ -2,8 +2,10 @@
 // in-memory store and against DynamoDB (dynalite), so that both keep one protocol.
 import { describe, expect, it } from 'vitest';
 import { keyRef, type KeyRef } from '../../../lib/state/keys.js';
+import { noise } from '../../helpers/noise.js';
 import { bucketOf, DENSE_PACK_LIVE_BYTES, PACK_LIVE_BYTES, packHash, SPILL_STATE_BYTES, type PackOptions } from '../../../lib/state/packs.js';
 import {
+  deflateJson,
   KeyStateTooLargeError,
   MAX_KEY_STATE_BYTES,
   MAX_PROGRESS_BYTES,
@@ -16,6 +18,20 @@ import {
 } from '../../../lib/state/shard-store.js';
 
 const key = (name: string): KeyRef => keyRef(name, 128);
+
+/** What a value takes as a record or a pack stores it. */
+const storedBytes = (value: unknown): number => deflateJson(JSON.stringify(value)).length;
+
+/** The longest of `make`'s values that stores in at most `bytes`. */
+function largestWithin<T>(bytes: number, make: (length: number) => T): T {
+  let [fits, outgrows] = [0, bytes * 2];
+  while (outgrows - fits > 1) {
+    const middle = Math.floor((fits + outgrows) / 2);
+    if (storedBytes(make(middle)) <= bytes) fits = middle;
+    else outgrows = middle;
+  }
+  return make(fits);
+}
 
 async function readAll(store: ItemShardStore, claim: ShardClaim, names: string[]): Promise<Record<string, KeyState | undefined>> {
   const states = await store.read(claim, names.map(key));
@@ -52,38 +68,63 @@ export function shardStoreContract(name: string, createStore: (packing?: PackOpt
       expect(await readAll(store, claim, ['a'])).toEqual({ a: undefined });
     });
 
-    it('holds a key state of the largest size allowed, twice over, and refuses a larger one before writing anything', async () => {
+    it('holds a key state of the largest size allowed deflated, twice over, and refuses a larger one before writing anything', async () => {
       const store = await createStore();
       const shard = newShard();
-      const sized = (bytes: number, fill: string) => ({ note: fill.repeat(bytes - JSON.stringify({ note: '' }).length) });
       // Two commits: the item then holds the new state and the previous one, each of the largest size.
+      const largest = (fill: string) => largestWithin(MAX_KEY_STATE_BYTES, (length) => ({ note: noise(fill, length) }));
       for (const fill of ['a', 'b']) {
         const claim = await store.claim(shard);
         await store.read(claim, [key('big')]);
-        await store.write(claim, [{ key: key('big'), state: sized(MAX_KEY_STATE_BYTES, fill) }]);
+        await store.write(claim, [{ key: key('big'), state: largest(fill) }]);
         await store.commit(claim, { fill });
       }
       const claim = await store.claim(shard);
-      expect((await readAll(store, claim, ['big'])).big).toEqual(sized(MAX_KEY_STATE_BYTES, 'b'));
+      expect((await readAll(store, claim, ['big'])).big).toEqual(largest('b'));
+      const tooLarge = { note: noise('c', MAX_KEY_STATE_BYTES * 1.5) };
       const refused = store.write(claim, [
         { key: key('small'), state: { count: 1 } },
-        { key: key('big'), state: sized(MAX_KEY_STATE_BYTES + 1, 'c') },
+        { key: key('big'), state: tooLarge },
       ]);
       await expect(refused).rejects.toBeInstanceOf(KeyStateTooLargeError);
-      await expect(refused).rejects.toThrow(/the state of key .*big.* would take 194561 bytes, more than the 194560 a key may hold/);
+      await expect(refused).rejects.toThrow(
+        `would take ${storedBytes(tooLarge)} bytes deflated, more than the ${MAX_KEY_STATE_BYTES} a key may hold`,
+      );
       await store.commit(claim, { fill: 'none' });
-      expect(await readAll(store, await store.claim(shard), ['big', 'small'])).toEqual({ big: sized(MAX_KEY_STATE_BYTES, 'b'), small: undefined });
+      expect(await readAll(store, await store.claim(shard), ['big', 'small'])).toEqual({ big: largest('b'), small: undefined });
     });
 
-    it('refuses a commit whose progress outgrows the record, naming its size, and keeps the committed one', async () => {
+    it('counts a key state as its item stores it: state whose JSON is twice the limit but deflates within it is held', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      const repetitive = { notes: Array.from({ length: 10_000 }, (_, i) => ({ customer: i % 7, text: 'the same note again' })) };
+      expect(Buffer.byteLength(JSON.stringify(repetitive))).toBeGreaterThan(2 * MAX_KEY_STATE_BYTES);
+      await commitBatch(store, shard, {}, { offset: 1 });
+      const claim = await store.claim(shard);
+      await store.read(claim, [key('big')]);
+      await store.write(claim, [{ key: key('big'), state: repetitive }]);
+      await store.commit(claim, { offset: 2 });
+      expect((await readAll(store, await store.claim(shard), ['big'])).big).toEqual(repetitive);
+    });
+
+    it('refuses a commit whose progress outgrows the record deflated, naming its size, and keeps the committed one', async () => {
       const store = await createStore();
       const shard = newShard();
       await commitBatch(store, shard, { a: 1 }, { offset: 1 });
+      const timers = Array.from({ length: 60_000 }, (_, i) => ({ key: `"bidder-${i}"`, time: 1_796_000_000_000 + i }));
+      const held = { offset: 2, timers };
+      expect(Buffer.byteLength(JSON.stringify(held))).toBeGreaterThan(MAX_PROGRESS_BYTES);
+      await store.commit(await store.claim(shard), held);
+      expect(await store.claim(shard)).toMatchObject({ progress: held });
+
       const claim = await store.claim(shard);
-      const refused = store.commit(claim, { offset: 2, timers: 'x'.repeat(MAX_PROGRESS_BYTES) });
+      const tooLarge = { offset: 3, timers: noise('t', MAX_PROGRESS_BYTES * 1.5) };
+      const refused = store.commit(claim, tooLarge);
       await expect(refused).rejects.toBeInstanceOf(ShardProgressTooLargeError);
-      await expect(refused).rejects.toThrow(`its progress would take ${MAX_PROGRESS_BYTES + 24} bytes, more than the ${MAX_PROGRESS_BYTES} its record may hold`);
-      expect(await store.claim(shard)).toMatchObject({ progress: { offset: 1 } });
+      await expect(refused).rejects.toThrow(
+        `its progress would take ${storedBytes(tooLarge)} bytes deflated, more than the ${MAX_PROGRESS_BYTES} its record may hold`,
+      );
+      expect(await store.claim(shard)).toMatchObject({ progress: held });
     });
 
     it('makes state and progress visible together at commit', async () => {
