@@ -9,6 +9,7 @@ import {
   OffsetResetStrategy,
   OffsetsInitializer,
   OutputCommit,
+  OutputTag,
   RecordTimestamp,
   seconds,
   SimpleStringSchema,
@@ -50,6 +51,8 @@ export interface OrderTotalsOptions {
   readonly watermarkEmission?: WatermarkEmission;
   /** What happens to a record that fails (default BadRecordPolicy.fail()). */
   readonly badRecordPolicy?: BadRecordPolicy;
+  /** The topic the orders too late for their window go to, as JSON, EXACTLY_ONCE (by default they are dropped). */
+  readonly lateOutput?: string;
   /** Whether the orders are keyed by category, so that keyBy stays in place (default); else it repartitions. */
   readonly partitionedByRecordKey?: boolean;
   /** When the EXACTLY_ONCE totals become visible (default at checkpoints). */
@@ -74,6 +77,7 @@ export function orderTotalsPipeline({
   recordTimestamp = RecordTimestamp.ELEMENT,
   watermarkEmission = WatermarkEmission.perBatch(),
   badRecordPolicy = BadRecordPolicy.fail(),
+  lateOutput,
   partitionedByRecordKey = true,
   outputCommit = OutputCommit.ON_CHECKPOINT,
   formats = { orders: new JsonDeserializationSchema<Order>(), totals: { serialize: (total) => JSON.stringify(total) } },
@@ -97,26 +101,34 @@ export function orderTotalsPipeline({
       'orders',
     )
     .keyBy((order) => order.category)
-    .window(TumblingEventTimeWindows.of(window))
-    .sum('amount')
-    .map((total, { timestamp }): Total => ({ category: total.category, windowStart: timestamp + 1 - window, amount: total.amount }));
-  rest(totals).sinkTo(
-    KafkaSink.builder<Total>()
-      .setBootstrapServers(brokers)
-      .setRecordSerializer(
-        KafkaRecordSerializationSchema.builder<Total>()
-          .setTopic(`${name}-out`)
-          .setKeySerializationSchema((a) => a.category)
-          .setValueSerializationSchema(formats.totals)
-          .setRecordTimestamp(recordTimestamp)
-          .build(),
-      )
-      .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
-      .setTransactionalIdPrefix(`${name}-tx`)
-      .setProperty('transaction.timeout.ms', String(transactionTimeoutMs ?? 900_000))
-      .build(),
+    .window(TumblingEventTimeWindows.of(window));
+  const tooLate = new OutputTag<Order>('too-late');
+  const sums = lateOutput === undefined ? totals.sum('amount') : totals.sideOutputLateData(tooLate).sum('amount');
+  if (lateOutput !== undefined) {
+    const late = KafkaRecordSerializationSchema.builder<Order>().setTopic(lateOutput).setValueSerializationSchema((order) => JSON.stringify(order)).build();
+    sums.getSideOutput(tooLate).sinkTo(orderTotalsSink(brokers, name, transactionTimeoutMs, late));
+  }
+  const out = KafkaRecordSerializationSchema.builder<Total>()
+    .setTopic(`${name}-out`)
+    .setKeySerializationSchema((a) => a.category)
+    .setValueSerializationSchema(formats.totals)
+    .setRecordTimestamp(recordTimestamp)
+    .build();
+  rest(sums.map((total, { timestamp }): Total => ({ category: total.category, windowStart: timestamp + 1 - window, amount: total.amount }))).sinkTo(
+    orderTotalsSink(brokers, name, transactionTimeoutMs, out),
   );
   return env;
+}
+
+/** An EXACTLY_ONCE sink of orderTotalsPipeline: each of a stage's sinks with the stage's one transactional id prefix and timeout. */
+function orderTotalsSink<T>(brokers: readonly string[], name: string, transactionTimeoutMs: number | undefined, serializer: KafkaRecordSerializationSchema<T>): KafkaSink<T> {
+  return KafkaSink.builder<T>()
+    .setBootstrapServers(brokers)
+    .setRecordSerializer(serializer)
+    .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+    .setTransactionalIdPrefix(`${name}-tx`)
+    .setProperty('transaction.timeout.ms', String(transactionTimeoutMs ?? 900_000))
+    .build();
 }
 
 /** Strings to `<name>-out`, EXACTLY_ONCE, as tests whose output is lines of text write them. */

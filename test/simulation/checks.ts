@@ -134,14 +134,47 @@ export function namedByAShard({ store }: World, handle: TransactionHandle): Prom
   return Promise.resolve(false);
 }
 
+/** What a schedule produces, as the checker judges it. */
+export interface ProducedInput {
+  /** The well-formed orders, stragglers with the time they were stamped with. */
+  readonly orders: readonly GeneratedOrder[];
+  /** The values of the records that are not JSON: each a dead letter. */
+  readonly malformed: readonly string[];
+  /** The ids of the orders stamped minutes behind: each counts in its window or goes to the late output, as the watermark finds it. */
+  readonly stragglers: ReadonlySet<string>;
+}
+
+/**
+ * The bad input's outputs: every malformed record dead-lettered once, and every order in the late
+ * output a straggler, once. Returns the orders the results must count: those not late.
+ */
+function badInputProblems({ kafka, name, config, counts }: World, { orders, malformed, stragglers }: ProducedInput, problems: string[]): readonly GeneratedOrder[] {
+  if (!config.badInput) return orders;
+  const values = (topic: string) => kafka.committedRecords(`${name}-${topic}`).map((record) => record.value?.toString() ?? '');
+  const deadLetters = values('dlq');
+  const sorted = (list: readonly string[]) => JSON.stringify([...list].sort());
+  if (sorted(deadLetters) !== sorted(malformed)) problems.push(`dead letters ${sorted(deadLetters)}, expected the malformed records ${sorted(malformed)}`);
+  const late = new Set<string>();
+  for (const { orderId } of values('late').map((value) => JSON.parse(value) as { orderId: string })) {
+    if (!stragglers.has(orderId)) problems.push(`${orderId} written as late, but it was on time`);
+    if (late.has(orderId)) problems.push(`${orderId} written as late twice`);
+    late.add(orderId);
+  }
+  counts.deadLetters = deadLetters.length;
+  counts.lateOrders = late.size;
+  counts.stragglersCounted = stragglers.size - late.size;
+  return orders.filter((order) => !late.has(order.orderId));
+}
+
 /** The checks at the end of a schedule, once every actor has stopped. */
-export async function finalProblems(world: World, shards: readonly ShardTarget[], orders: readonly GeneratedOrder[]): Promise<string[]> {
+export async function finalProblems(world: World, shards: readonly ShardTarget[], input: ProducedInput): Promise<string[]> {
   const { kafka, name, config, plan, store, coordinatorStore, snapshots, counts } = world;
   const problems: string[] = [];
   const out = kafka.committedRecords(`${name}-out`);
   counts.nestedAborts = nestedAbortedPairs(kafka, `${name}-out`);
   const written = out.map((record) => JSON.parse(record.value?.toString() ?? 'null') as Total);
-  problems.push(...compareOutput(config.kind, written, expectedOutput(config.kind, orders)));
+  const counted = badInputProblems(world, input, problems);
+  problems.push(...compareOutput(config.kind, written, expectedOutput(config.kind, counted)));
   // A sink keyed as its stage is keeps each key's results in order; after a second keyBy, two shards may write one sink key.
   if (config.kind === 'one-stage' || config.kind === 'sql-upsert') problems.push(...keyOrderProblems(out));
   if (kafka.openTransactions().length > 0) problems.push(`transactions left open: ${kafka.openTransactions().join(', ')}`);

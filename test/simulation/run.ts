@@ -163,7 +163,8 @@ function summary(ran: number, durationMs: number, totals: Readonly<Record<string
     `${totals.outages ?? 0} coordinator outages, ` +
     `${totals.stalls ?? 0} stalls, ${totals.throttled ?? 0} throttled and ${totals.ambiguous ?? 0} ambiguous requests, ` +
     `${totals.kafkaErrors ?? 0} Kafka requests failed (${totals['error KafkaRequestRefused'] ?? 0} refused, ${totals['error KafkaRequestTimedOut'] ?? 0} timed out); ` +
-    `${totals.nestedAborts ?? 0} nested aborted output transactions read past\n` +
+    `${totals.nestedAborts ?? 0} nested aborted output transactions read past; ` +
+    `${totals.deadLetters ?? 0} malformed orders dead-lettered, ${totals.lateOrders ?? 0} stragglers written late and ${totals.stragglersCounted ?? 0} counted on time\n` +
     `${ran - failed} passed, ${failed} failed\n`
   );
 }

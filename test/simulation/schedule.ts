@@ -46,6 +46,17 @@ export interface ScheduleConfig {
   readonly kafkaErrors: number;
   /** The processor's internal limits: half the schedules draw small ones, as FoundationDB's BUGGIFY does, so that their edges are reached. */
   readonly limits: Partial<ProcessorLimits>;
+  /**
+   * Input the pipeline must not count, as fractions of the orders: records that are not JSON,
+   * dead-lettered, and stragglers stamped minutes behind, which go to a late output or count in
+   * their window as the watermark finds them. Undefined: every order is well-formed and on time.
+   */
+  readonly badInput: BadInput | undefined;
+}
+
+export interface BadInput {
+  readonly malformed: number;
+  readonly stragglers: number;
 }
 
 /** What a campaign or a replay sets instead of drawing it; `restores` lets a tenth of the seeds draw a mid-run restore. */
@@ -81,6 +92,7 @@ export function drawSchedule(seed: number, { restores = false, ...overrides }: S
     packing: packingOf(seed),
     limits: limitsOf(seed),
     kafkaErrors: kafkaErrorsOf(seed),
+    badInput: badInputOf(seed),
   };
   const config = { ...drawn, ...focusOf(seed, drawn.faults), ...overrides };
   const restore = restores ? restoreOf(seed) : undefined;
@@ -115,6 +127,19 @@ function outputCommitOf(seed: number): OutputCommit {
 function kafkaErrorsOf(seed: number): number {
   const random = seededRandom(seed * 5_851 + 43);
   return random() < 1 / 3 ? (random() < 0.5 ? 0.01 : 0.04) : 0;
+}
+
+/**
+ * A third of the schedules read bad input: a tenth or a third of their orders malformed or late
+ * (docs/PROTOCOL.md, "The deterministic simulation"). Drawn from a stream of its own; the pinned
+ * seeds run without, as they were found.
+ */
+function badInputOf(seed: number): BadInput | undefined {
+  const random = seededRandom(seed * 6_599 + 19);
+  if (random() >= 1 / 3) return undefined;
+  const share = random() < 0.5 ? 0.1 : 0.3;
+  const malformed = random() < 0.5 ? share / 2 : 0;
+  return { malformed, stragglers: share - malformed };
 }
 
 /**

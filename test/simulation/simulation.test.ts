@@ -52,8 +52,8 @@ const PINNED_RESTORES = [
  * The seeds pinned before the split were found before schedules drew per-batch output commit,
  * the tick grace and small internal limits: they run without them. The others run as drawn.
  */
-const AS_FOUND = { outputCommit: OutputCommit.ON_CHECKPOINT, tickGrace: false, limits: {}, kafkaErrors: 0 };
-const drawnAs = (beforeSplit: boolean | undefined) => (beforeSplit ? AS_FOUND : { kafkaErrors: 0 });
+const AS_FOUND = { outputCommit: OutputCommit.ON_CHECKPOINT, tickGrace: false, limits: {}, kafkaErrors: 0, badInput: undefined };
+const drawnAs = (beforeSplit: boolean | undefined) => (beforeSplit ? AS_FOUND : { kafkaErrors: 0, badInput: undefined });
 
 describe('the deterministic simulation', () => {
   it(`holds every invariant over ${SCHEDULES.toLocaleString('en')} seeded schedules`, async () => {
@@ -68,6 +68,10 @@ describe('the deterministic simulation', () => {
     expect(report.totals.checkpoints).toBeGreaterThan(10_000);
     // And output whose aborted transactions nest, which a read_committed reader must read past (docs/api.md).
     expect(report.totals.nestedAborts).toBeGreaterThan(5);
+    // And bad input both ways: dead letters, stragglers the watermark had passed, and stragglers it had not.
+    expect(report.totals.deadLetters).toBeGreaterThan(100);
+    expect(report.totals.lateOrders).toBeGreaterThan(100);
+    expect(report.totals.stragglersCounted).toBeGreaterThan(10);
   }, 300_000);
 
   it(`holds every invariant over ${SCHEDULES.toLocaleString('en')} seeded schedules, a tenth of them restoring a savepoint mid-run`, async () => {

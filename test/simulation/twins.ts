@@ -1,7 +1,7 @@
 // The world one schedule runs in: its seeded streams, the scheduler, the twins of Kafka,
 // DynamoDB and S3, the pipeline's plan and the real processor, and what the schedule counts and
 // finds. The parts of the world (lambda.ts, operator.ts, stopping.ts, checks.ts) each take it.
-import { WatermarkEmission } from '../../lib/api/index.js';
+import { BadRecordPolicy, WatermarkEmission } from '../../lib/api/index.js';
 import type { Plan } from '../../lib/plan/plan.js';
 import { planPipeline } from '../../lib/plan/planner.js';
 import { Processor } from '../../lib/runtime/processor.js';
@@ -41,6 +41,10 @@ export interface Counts {
   outages: number;
   restores: number;
   nestedAborts: number;
+  /** Malformed orders dead-lettered; stragglers written to the late output, and those the watermark let count. */
+  deadLetters: number;
+  lateOrders: number;
+  stragglersCounted: number;
   errors: Record<string, number>;
 }
 
@@ -49,7 +53,10 @@ export interface World {
   readonly streams: Streams;
   readonly sim: Scheduler;
   readonly traced: boolean;
-  /** The pipeline's name; its input topic is `${name}-orders`, its output `${name}-out`. */
+  /**
+   * The pipeline's name; its input topic is `${name}-orders`, its output `${name}-out`, and with
+   * bad input its dead letters `${name}-dlq` and its late orders `${name}-late`.
+   */
   readonly name: string;
   readonly input: string;
   readonly plan: Plan;
@@ -82,10 +89,11 @@ export function buildWorld(config: ScheduleConfig, traced: boolean): World {
       ...(config.transactionTimeoutMs === undefined ? {} : { transactionTimeoutMs: config.transactionTimeoutMs }),
       ...(config.watermarkEveryRecords === undefined ? {} : { watermarkEmission: WatermarkEmission.everyRecords(config.watermarkEveryRecords) }),
       outputCommit: config.outputCommit,
+      ...(config.badInput ? { badRecordPolicy: BadRecordPolicy.deadLetter(`${name}-dlq`), lateOutput: `${name}-late` } : {}),
     }),
   );
   kafka.createTopic(input, config.partitions);
-  kafka.createTopic(`${name}-out`, OUTPUT_PARTITIONS);
+  for (const output of config.badInput ? ['out', 'dlq', 'late'] : ['out']) kafka.createTopic(`${name}-${output}`, OUTPUT_PARTITIONS);
   for (const stage of plan.stages) if (stage.input.kind === 'repartition') kafka.createTopic(stage.input.topic, stage.input.partitions);
   return {
     config,
@@ -101,7 +109,7 @@ export function buildWorld(config: ScheduleConfig, traced: boolean): World {
     // Object ids from a stream of their own, so that they change no other draw.
     snapshots: new SimulatedSnapshotStore(sim.io('s3'), plan.maxParallelism, seededRandom(config.seed * 8_111 + 5)),
     checks,
-    counts: { invocations: 0, rollbacks: 0, checkpoints: 0, rests: 0, outages: 0, restores: 0, nestedAborts: 0, errors: {} },
+    counts: { invocations: 0, rollbacks: 0, checkpoints: 0, rests: 0, outages: 0, restores: 0, nestedAborts: 0, deadLetters: 0, lateOrders: 0, stragglersCounted: 0, errors: {} },
     problems: [],
   };
 }
