@@ -1,4 +1,4 @@
-import type { MSKEvent, MSKRecord } from 'aws-lambda';
+import type { MSKEvent, MSKRecord, SelfManagedKafkaEvent } from 'aws-lambda';
 import type { KafkaRecord } from '../kafka/records.js';
 
 /**
@@ -29,4 +29,13 @@ export function lambdaRecords(records: readonly KafkaRecord[]): MSKEvent['record
 /** An Amazon MSK event, as Lambda delivers it to the function. */
 export function mskEvent(records: readonly KafkaRecord[], eventSourceArn: string, bootstrapServers: readonly string[]): MSKEvent {
   return { eventSource: 'aws:kafka', eventSourceArn, bootstrapServers: bootstrapServers.join(','), records: lambdaRecords(records) };
+}
+
+/** A self-managed Apache Kafka event, as Lambda delivers it: no cluster ARN, and under either of the source's names. */
+export function selfManagedKafkaEvent(
+  records: readonly KafkaRecord[],
+  bootstrapServers: readonly string[],
+  eventSource: 'SelfManagedKafka' | 'aws:SelfManagedKafka' = 'SelfManagedKafka',
+): SelfManagedKafkaEvent {
+  return { eventSource, bootstrapServers: bootstrapServers.join(','), records: lambdaRecords(records) } as SelfManagedKafkaEvent;
 }

@@ -7,7 +7,7 @@ import { listShards } from '../runtime/shard-record.js';
 import { nextCheckpointDueAt } from '../state/coordinator-store.js';
 import { commitHandler, coordinatorHandler, processorHandler } from '../aws/handlers.js';
 import type { PipelineRuntime } from '../aws/runtime.js';
-import { lambdaRecords } from '../offline/msk-event.js';
+import { selfManagedKafkaEvent } from '../offline/msk-event.js';
 
 export class LambdaDriver {
   private readonly reader: CommittedRangeReader;
@@ -46,11 +46,7 @@ export class LambdaDriver {
         this.positions.set(id, poll.next);
         if (poll.records.length === 0) continue;
         delivered += poll.records.length;
-        await processorHandler(this.runtime, target.stageId)({
-          eventSource: 'SelfManagedKafka',
-          bootstrapServers: this.runtime.config.kafka.brokers.join(','),
-          records: lambdaRecords(poll.records),
-        });
+        await processorHandler(this.runtime, target.stageId)(selfManagedKafkaEvent(poll.records, this.runtime.config.kafka.brokers));
         this.clock.now += 500;
       }
       total += delivered;

@@ -3,7 +3,9 @@
 // schedule, which EventBridge may deliver twice or hold back for seconds; the coordinator's
 // asynchronous ticks; and the commit function it starts. Each invocation is an actor of the
 // scheduler, running the real processor, coordinator and commit function.
+import { decodeKafkaEvent, type KafkaEventSource } from '../../lib/aws/kafka-event.js';
 import type { KafkaRecord } from '../../lib/kafka/records.js';
+import { mskEvent, selfManagedKafkaEvent } from '../../lib/offline/msk-event.js';
 import { commitCompletedCheckpoints } from '../../lib/runtime/commit-function.js';
 import { runCoordinator } from '../../lib/runtime/coordinator.js';
 import type { Processor } from '../../lib/runtime/processor.js';
@@ -108,6 +110,7 @@ export class LambdaEnvironment {
     let records = poll.records;
     // Lambda's poller may cut a batch where it likes: the processor fills the gap from the log.
     if (this.faulty() && records.length > 2 && streams.faults() < 0.1) records = records.slice(1 + Math.floor(streams.faults() * (records.length - 1)));
+    records = throughEvent(records, config.eventSource);
     const attempt = { startedAt: sim.now, settled: false };
     mapping.inFlight = attempt;
     const run = (label: string) =>
@@ -176,4 +179,12 @@ export class LambdaEnvironment {
       })
       .catch((error: unknown) => countFailure(this.world, error));
   }
+}
+
+const SIMULATED_CLUSTER = 'arn:aws:kafka:eu-west-1:123456789012:cluster/sim/00000000-0000-0000-0000-000000000000-1';
+
+/** The records as the schedule's event source hands them to the function: in its event's shape, decoded as the processor handler decodes them. */
+function throughEvent(records: readonly KafkaRecord[], eventSource: KafkaEventSource): KafkaRecord[] {
+  const event = eventSource === 'aws:kafka' ? mskEvent(records, SIMULATED_CLUSTER, []) : selfManagedKafkaEvent(records, [], eventSource);
+  return decodeKafkaEvent(event).partitions.flatMap((partition) => partition.records);
 }

@@ -2,6 +2,7 @@
 // faults, the internal limits, the operator's restore), each part from a stream of its own, so
 // that a change to one part leaves every other as it was.
 import { OutputCommit } from '../../lib/api/index.js';
+import type { KafkaEventSource } from '../../lib/aws/kafka-event.js';
 import type { ProcessorLimits } from '../../lib/runtime/processor.js';
 import type { PackOptions } from '../../lib/state/packs.js';
 import type { ScheduleKind } from '../helpers/order-totals-kinds.js';
@@ -52,6 +53,8 @@ export interface ScheduleConfig {
    * their window as the watermark finds them. Undefined: every order is well-formed and on time.
    */
   readonly badInput: BadInput | undefined;
+  /** The shape of the events Lambda hands the processor: Amazon MSK's, or self-managed Kafka's under either of its names. */
+  readonly eventSource: KafkaEventSource;
 }
 
 export interface BadInput {
@@ -93,6 +96,7 @@ export function drawSchedule(seed: number, { restores = false, ...overrides }: S
     limits: limitsOf(seed),
     kafkaErrors: kafkaErrorsOf(seed),
     badInput: badInputOf(seed),
+    eventSource: eventSourceOf(seed),
   };
   const config = { ...drawn, ...focusOf(seed, drawn.faults), ...overrides };
   const restore = restores ? restoreOf(seed) : undefined;
@@ -140,6 +144,16 @@ function badInputOf(seed: number): BadInput | undefined {
   const share = random() < 0.5 ? 0.1 : 0.3;
   const malformed = random() < 0.5 ? share / 2 : 0;
   return { malformed, stragglers: share - malformed };
+}
+
+/**
+ * Each schedule's batches reach the processor through one event source's events, encoded as
+ * Lambda encodes them and decoded as the handler does (base64 values, headers as signed bytes).
+ * Drawn from a stream of its own; the shape draws nothing else, so the pinned seeds take it too.
+ */
+function eventSourceOf(seed: number): KafkaEventSource {
+  const sources = ['aws:kafka', 'SelfManagedKafka', 'aws:SelfManagedKafka'] as const;
+  return sources[Math.floor(seededRandom(seed * 3_343 + 31)() * sources.length)] ?? 'aws:kafka';
 }
 
 /**
