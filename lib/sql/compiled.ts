@@ -18,6 +18,16 @@ export interface Scope {
   readonly zone: string;
   /** Expressions a grouped query has computed already (its keys and aggregates): their canonical text → position in the row. */
   readonly computed?: ReadonlyMap<string, number>;
+  /** The user-defined functions registered with createTemporarySystemFunction, by upper-case name. */
+  readonly functions: ReadonlyMap<string, UserFunction>;
+}
+
+/** A user-defined scalar function as registered, its types resolved (lib/sql/user-functions.ts). */
+export interface UserFunction {
+  readonly name: string;
+  readonly argumentTypes: readonly SqlType[];
+  readonly resultType: SqlType;
+  readonly eval: (...args: SqlValue[]) => SqlValue | undefined;
 }
 
 /** A row: its columns' values in order. Mutable only for the DataStream API's sake: no operator changes a row it is given. */

@@ -5,6 +5,7 @@ import { castTo, resolveType } from './casts.js';
 import { sqlError, type Compiled, type Field, type Row, type Scope } from './compiled.js';
 import { commonType } from './type-rules.js';
 import { scalarFunction } from './functions.js';
+import { callUserFunction } from './user-functions.js';
 import { parseWallClock } from './time.js';
 import {
   asDecimal,
@@ -133,7 +134,7 @@ export function compileExpression(expression: Expression, scope: Scope): Compile
       if (AGGREGATE_FUNCTIONS.has(expression.name)) {
         throw sqlError(scope, `the aggregate ${expression.name} stands only in the SELECT list or HAVING of a grouped query`, expression.position);
       }
-      return scalarFunction(expression.name, expression.args.map((arg) => compileExpression(arg, scope)), { scope, position: expression.position, args: expression.args });
+      return callFunction(expression, scope);
     default:
       return expression satisfies never;
   }
@@ -249,6 +250,14 @@ const COMPARISONS: Record<string, (order: number) => boolean> = {
   '>': (o) => o > 0,
   '>=': (o) => o >= 0,
 };
+
+/** A function call: a function createTemporarySystemFunction registered, which shadows a built-in of its name as in Flink, else a built-in. */
+function callFunction(expression: Extract<Expression, { kind: 'call' }>, scope: Scope): Compiled {
+  const args = expression.args.map((arg) => compileExpression(arg, scope));
+  const context = { scope, position: expression.position, args: expression.args };
+  const user = scope.functions.get(expression.name);
+  return user ? callUserFunction(user, args, context) : scalarFunction(expression.name, args, context);
+}
 
 /** Flink's DECIMAL result types (LogicalTypeMerging): precision capped at 38, keeping at least 6 fraction digits when it must give some up. */
 function boundedDecimal(precision: number, scale: number): SqlType {

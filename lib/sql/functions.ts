@@ -44,6 +44,18 @@ function regex(pattern: string, flags = 'u'): RegExp {
 
 const sameAsFirst = (args: readonly Compiled[]) => (args[0] as Compiled).type;
 
+/** HOUR, MINUTE or SECOND of a timestamp's wall-clock time (a TIMESTAMP_LTZ's in the session's zone), as a BIGINT. */
+function timeField(unitMs: number, units: number): ScalarDefinition {
+  return {
+    signatures: [['TEMPORAL']],
+    result: () => BIGINT,
+    apply: ([t], [arg], zone) => {
+      const wall = (arg as Compiled).type.kind === 'TIMESTAMP_LTZ' ? instantToWallClock(zone, num(t)) : num(t);
+      return ((Math.floor(wall / unitMs) % units) + units) % units;
+    },
+  };
+}
+
 /** Rounds half away from zero, as Java's BigDecimal.ROUND_HALF_UP does for Flink's ROUND. */
 function roundHalfUp(value: number, digits: number): number {
   const factor = 10 ** digits;
@@ -214,6 +226,9 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
     result: () => STRING,
     apply: ([t, pattern], [arg], zone) => formatPattern((arg as Compiled).type.kind === 'TIMESTAMP_LTZ' ? instantToWallClock(zone, num(t)) : num(t), str(pattern)),
   },
+  HOUR: timeField(3_600_000, 24),
+  MINUTE: timeField(60_000, 60),
+  SECOND: timeField(1_000, 60),
   UNIX_TIMESTAMP: {
     signatures: [['STRING']],
     result: () => BIGINT,

@@ -2,3 +2,4 @@
 export { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 export { Schema, sqlPipeline, StreamTableEnvironment, Table, type ChangelogRow, type RowKind, type SchemaBuilder } from './table-environment.js';
 export type { SqlValue } from './types.js';
+export type { ScalarFunction } from './user-functions.js';

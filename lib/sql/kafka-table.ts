@@ -242,7 +242,7 @@ function rowReader(table: ConnectorTable, session: SqlSession): { read: (record:
   const keyFromValue = layout.valueFields.length === physicalFields(table).length;
   const ignoreParseErrors = table.options.get('json.ignore-parse-errors') === 'true';
   const stored = table.columns.filter((c): c is Exclude<TableColumn, { kind: 'computed' }> => c.kind !== 'computed');
-  const storedScope: Scope = { fields: stored.map((c) => ({ name: c.name, type: c.type })), text: table.text, zone: session.zone };
+  const storedScope: Scope = { fields: stored.map((c) => ({ name: c.name, type: c.type })), text: table.text, zone: session.zone, functions: session.functions };
   const computed = new Map(
     table.columns.flatMap((c) => (c.kind === 'computed' ? [[c.name, compileExpression(c.expression, storedScope)] as const] : [])),
   );
@@ -276,7 +276,7 @@ function rowReader(table: ConnectorTable, session: SqlSession): { read: (record:
 function watermarkStrategy(table: ConnectorTable, fields: readonly Field[], session: SqlSession): { strategy: WatermarkStrategy<Row | null>; rowtime: number | undefined } {
   const { watermark } = table;
   if (!watermark) return { strategy: WatermarkStrategy.noWatermarks(), rowtime: undefined };
-  const scope: Scope = { fields, text: table.text, zone: session.zone };
+  const scope: Scope = { fields, text: table.text, zone: session.zone, functions: session.functions };
   const rowtime = fields.findIndex((f) => f.name.toLowerCase() === watermark.column.toLowerCase());
   const column = fields[rowtime] as Field;
   if (!isTemporal(column.type) || column.type.precision > 3) {

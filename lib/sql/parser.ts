@@ -20,7 +20,7 @@ const INTERVAL_UNITS: Record<string, number> = {
 
 /** Statements Flink SQL has and Sluice does not run yet, named by their first words. */
 const UNSUPPORTED_STATEMENTS: readonly [RegExp, string][] = [
-  [/^CREATE (TEMPORARY )?(SYSTEM )?FUNCTION/, 'CREATE FUNCTION'],
+  [/^CREATE (TEMPORARY )?(SYSTEM )?FUNCTION/, 'CREATE FUNCTION (register a TypeScript function with tableEnv.createTemporarySystemFunction instead)'],
   [/^CREATE (CATALOG|DATABASE)/, 'CREATE CATALOG and CREATE DATABASE'],
   [/^(ALTER|DROP|DESCRIBE|DESC|SHOW|USE|EXPLAIN|ANALYZE|LOAD|UNLOAD|RESET|TRUNCATE|DELETE|UPDATE|CALL)\b/, 'this statement'],
 ];

@@ -45,7 +45,7 @@ export function columnList(fields: readonly Field[]): string {
 }
 
 export function scopeOf(fields: readonly Field[], context: PlanContext, text: string): Scope {
-  return { fields, text, zone: context.session.zone };
+  return { fields, text, zone: context.session.zone, functions: context.session.functions };
 }
 
 /** An updating relation's input, refused where Sluice does not consume updates yet. */

@@ -1,3 +1,4 @@
+import type { UserFunction } from './compiled.js';
 import { checkTimeZone } from './time.js';
 
 /** What SET statements configure, with Flink's keys. */
@@ -12,10 +13,12 @@ export interface SqlSession {
   checkpointInterval: number | undefined;
   /** table.exec.state.ttl: how long an unbounded aggregation keeps a key's state unread and unwritten (processing time). */
   stateTtl: number | undefined;
+  /** The functions createTemporarySystemFunction registered, by upper-case name. */
+  readonly functions: Map<string, UserFunction>;
 }
 
 export function defaultSession(): SqlSession {
-  return { zone: 'UTC', idleTimeout: undefined, pipelineName: undefined, checkpointInterval: undefined, stateTtl: undefined };
+  return { zone: 'UTC', idleTimeout: undefined, pipelineName: undefined, checkpointInterval: undefined, stateTtl: undefined, functions: new Map() };
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, sec: 1000, second: 1000, seconds: 1000, min: 60_000, minute: 60_000, minutes: 60_000, h: 3_600_000, hour: 3_600_000, hours: 3_600_000, d: 86_400_000, day: 86_400_000, days: 86_400_000 };

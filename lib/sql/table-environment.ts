@@ -11,6 +11,7 @@ import { parseQuery, parseStatements } from './parser.js';
 import { alignToSink, planQuery, type CatalogTable, type PlanContext } from './planner.js';
 import { applySetting, defaultSession, type SqlSession } from './session.js';
 import { NULL_TYPE, typeName, type SqlType, type SqlValue } from './types.js';
+import { userFunction, type ScalarFunction } from './user-functions.js';
 
 /** A row's change, as Flink's RowKind: insert, update before and after, delete. */
 export type RowKind = '+I' | '-U' | '+U' | '-D';
@@ -135,6 +136,25 @@ export class StreamTableEnvironment {
 
   sqlQuery(query: string): Table {
     return new Table(planQuery(parseQuery(query), this.context, query), this);
+  }
+
+  /**
+   * Registers a user-defined scalar function for every query of this environment, as Flink's
+   * createTemporarySystemFunction does: SQL calls it by `name` (case-insensitive), and it
+   * shadows a built-in function of that name.
+   *
+   * ```ts
+   * tableEnv.createTemporarySystemFunction('count_char', {
+   *   argumentTypes: ['STRING', 'STRING'],
+   *   resultType: 'BIGINT',
+   *   eval: (text, char) => String(text).split(String(char)).length - 1,
+   * });
+   * ```
+   */
+  createTemporarySystemFunction(name: string, fn: ScalarFunction): void {
+    const key = name.toUpperCase();
+    if (this.session.functions.has(key)) throw new Error(`createTemporarySystemFunction('${name}', …): a function named ${name} is registered already`);
+    this.session.functions.set(key, userFunction(name, fn, typeOf));
   }
 
   createTemporaryView(name: string, table: Table): void {
