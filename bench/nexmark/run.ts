@@ -17,14 +17,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { KafkaAdmin } from '../../lib/kafka/index.js';
 import { acquireBrokers } from '../../lib/offline/kafka-broker.js';
-import { sqlPipeline } from '../../lib/sql/index.js';
 import { buildFlinkJob, flinkCommand } from '../contenders/registry.js';
 import { batchedEvents, EmulatorHost, perRecord, runSluice, type RunFigures } from '../handler.js';
 import { benchTopic } from '../orders.js';
 import { compareResults, resultRows, type Comparison } from './compare.js';
 import { EXPECTED_EVENTS, EXPECTED_GENERATOR, inputsHash, readExpected, writeExpected } from './expected.js';
 import { DEFAULT_NEXMARK, EVENT_KINDS, recentNexmark, type NexmarkOptions } from './generator.js';
-import { eventTopic, GROUP_KEYS, isUpdating, JOIN_QUERIES, NEXMARK_QUERIES, nexmarkScript, NOT_BENCHED, NOT_RUN, WINDOW_END_COLUMNS, type NexmarkQuery } from './queries.js';
+import { eventTopic, GROUP_KEYS, isUpdating, JOIN_QUERIES, NEXMARK_QUERIES, nexmarkPipeline, nexmarkScript, NOT_BENCHED, NOT_RUN, WINDOW_END_COLUMNS, type NexmarkQuery } from './queries.js';
 import { committedOutput, loadNexmark, nexmarkRecords } from './topics.js';
 
 const CHECKPOINT_INTERVAL_MS = 5_000;
@@ -78,7 +77,7 @@ export async function runNexmark({ brokers, events, queries, batch, generator, s
       };
       const [, flinkCpuMs = 0] = await runFlink([flinkScript(warmUp, warmOut), flinkScript(prefix, flinkOut)]);
       const sluice: RunFigures = await runSluice(brokers, emulators, 'EXACTLY_ONCE', batch, handlerEvents(query), sluiceName, eventTopic(prefix, 'bid'), (options) =>
-        sqlPipeline(nexmarkScript(query, { brokers, prefix, output: options.output, checkpointIntervalMs: options.checkpointIntervalMs, inPlace: true })),
+        nexmarkPipeline(query, { brokers, prefix, output: options.output, checkpointIntervalMs: options.checkpointIntervalMs, inPlace: true }),
       );
       say(`  ${query}: Flink ${Math.round(flinkCpuMs).toLocaleString('en')} ms of CPU, Sluice's handler ${perRecord(sluice).toFixed(1)} µs a record; comparing the committed outputs`);
       const windowEnd = WINDOW_END_COLUMNS[query];

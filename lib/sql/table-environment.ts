@@ -278,13 +278,22 @@ export class StreamTableEnvironment {
   }
 }
 
+export interface SqlPipelineOptions {
+  /** The pipeline's name, where the script sets no `pipeline.name`. */
+  readonly name?: string;
+  /** User-defined functions the script calls, by name, registered before it runs (createTemporarySystemFunction). */
+  readonly functions?: Readonly<Record<string, ScalarFunction>>;
+}
+
 /** A `.sql` file as a pipeline: the statements run on a new environment named by `pipeline.name` or `name`. */
-export function sqlPipeline(script: string, options: { readonly name?: string } = {}): StreamExecutionEnvironment {
+export function sqlPipeline(script: string, options: SqlPipelineOptions = {}): StreamExecutionEnvironment {
   const probe = /SET\s+'pipeline\.name'\s*=\s*'([^']*)'/i.exec(script)?.[1];
   const name = probe ?? options.name;
   if (!name) throw new Error("A SQL pipeline needs a name: SET 'pipeline.name' = 'order-aggregation'; at the top of the file");
   const env = StreamExecutionEnvironment.create({ name });
-  StreamTableEnvironment.create(env).executeSql(script);
+  const tableEnv = StreamTableEnvironment.create(env);
+  for (const [functionName, fn] of Object.entries(options.functions ?? {})) tableEnv.createTemporarySystemFunction(functionName, fn);
+  tableEnv.executeSql(script);
   const exactlyOnce = env.getTransformations().some((node) => node.kind === 'sink' && node.sink.config.deliveryGuarantee === DeliveryGuarantee.EXACTLY_ONCE);
   if (exactlyOnce && !env.getCheckpointConfig().isCheckpointingEnabled()) {
     throw new Error(

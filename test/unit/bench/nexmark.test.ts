@@ -2,20 +2,18 @@
 // it (repartitioned by its keys), over the kept results' events, against the rows Flink wrote
 // into Kafka EXACTLY_ONCE from the same events (bench/nexmark/expected; CI makes them again).
 import { describe, expect, it } from 'vitest';
-import { sqlPipeline } from '../../../lib/sql/index.js';
 import { PipelineTestHarness } from '../../../lib/testing/index.js';
 import { compareRows, resultRows } from '../../../bench/nexmark/compare.js';
 import { EXPECTED_EVENTS, EXPECTED_GENERATOR, inputsHash, readExpected } from '../../../bench/nexmark/expected.js';
 import { EVENT_KINDS, eventAt, eventJson, sqlTimestamp } from '../../../bench/nexmark/generator.js';
-import { eventTopic, isUpdating, JOIN_QUERIES, NEXMARK_QUERIES, nexmarkScript, type NexmarkQuery } from '../../../bench/nexmark/queries.js';
+import { eventTopic, isUpdating, JOIN_QUERIES, NEXMARK_QUERIES, nexmarkPipeline, type NexmarkQuery } from '../../../bench/nexmark/queries.js';
 import { closingBid, nexmarkRecords } from '../../../bench/nexmark/topics.js';
 
 const PREFIX = 'nexmark';
 
 function sluiceRows(query: NexmarkQuery): string[] {
   const output = `${query}-out`;
-  const script = nexmarkScript(query, { brokers: ['127.0.0.1:9092'], prefix: PREFIX, output, checkpointIntervalMs: 5_000 });
-  const env = sqlPipeline(script);
+  const env = nexmarkPipeline(query, { brokers: ['127.0.0.1:9092'], prefix: PREFIX, output, checkpointIntervalMs: 5_000 });
   // The tables the query reads: a topic that is no source gets no records.
   const sources = env.getTransformations().flatMap((node) => (node.kind === 'source' ? (node.source.config.topics ?? []) : []));
   const read = EVENT_KINDS.filter((kind) => sources.includes(eventTopic(PREFIX, kind)));
