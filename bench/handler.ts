@@ -308,14 +308,7 @@ export async function runSluice(
 ): Promise<RunFigures> {
   const clock = { now: Date.now() };
   const spans = new SpanLog();
-  const runtime = new PipelineRuntime(
-    pipeline({ brokers, input, output: `${name}-out`, guarantee, checkpointIntervalMs: 5_000 }),
-    { tableName: name, snapshotBucket: name, kafka: { brokers: [...brokers], onRequest: spans.kafka }, dynamodb: emulators.dynamo, s3: emulators.s3 },
-    { clock: () => clock.now },
-  );
-  runtime.requests.observe(spans.aws);
-  await ensureStateTable(createDocumentClient(emulators.dynamo), name);
-  await ensureBucket(createS3Client(emulators.s3), name);
+  const runtime = await benchRuntime(pipeline({ brokers, input, output: `${name}-out`, guarantee, checkpointIntervalMs: 5_000 }), brokers, emulators, name, clock, spans);
   const driver = new LambdaDriver(runtime, clock);
   const [stage] = runtime.plan.stages;
   if (!stage) throw new Error('the bench pipeline has no stage');
@@ -334,6 +327,73 @@ export async function runSluice(
     });
     await checkpoint();
     return { ...figures, windows: await committedRecords(brokers, `${name}-out`) };
+  } finally {
+    await driver.close();
+    await runtime.close();
+  }
+}
+
+/** A runtime of `env` on the emulators, its table and bucket made, its requests counted and traced in `spans`. */
+async function benchRuntime(env: StreamExecutionEnvironment, brokers: readonly string[], emulators: EmulatorHost, name: string, clock: { now: number }, spans: SpanLog): Promise<PipelineRuntime> {
+  const runtime = new PipelineRuntime(
+    env,
+    { tableName: name, snapshotBucket: name, kafka: { brokers: [...brokers], onRequest: spans.kafka }, dynamodb: emulators.dynamo, s3: emulators.s3 },
+    { clock: () => clock.now },
+  );
+  runtime.requests.observe(spans.aws);
+  await ensureStateTable(createDocumentClient(emulators.dynamo), name);
+  await ensureBucket(createS3Client(emulators.s3), name);
+  return runtime;
+}
+
+/** What {@link runSluiceStages} measured inside the processor's invocations: CPU, DynamoDB and S3 requests, write units; and the checkpoints' CPU. */
+export interface StagesFigures {
+  readonly cpuMicros: number;
+  readonly invocations: number;
+  readonly requests: number;
+  readonly writeUnits: number;
+  readonly checkpointCpuMicros: number;
+}
+
+/**
+ * Every stage of a pipeline over topics loaded already, as Lambda runs them: each shard's
+ * records `batch` at a time, from the committed log (a later stage reads what an earlier one
+ * committed), with a checkpoint after each round of at most CHECKPOINT_INVOCATIONS invocations
+ * a shard, until a round delivers nothing. This process's CPU is summed inside the processor's
+ * invocations; the reads that stand for Lambda's poller, and the checkpoints, stay outside it.
+ */
+export async function runSluiceStages(env: StreamExecutionEnvironment, brokers: readonly string[], emulators: EmulatorHost, batch: number, name: string): Promise<StagesFigures> {
+  const clock = { now: Date.now() };
+  const runtime = await benchRuntime(env, brokers, emulators, name, clock, new SpanLog());
+  const admin = new KafkaAdmin({ brokers: [...brokers] });
+  await admin.ensureTopics(runtime.plan.stages.flatMap((stage) => (stage.input.kind === 'repartition' ? [benchTopic(stage.input.topic, stage.input.partitions)] : [])));
+  await admin.close();
+  const requested = () => Object.values(runtime.requests.snapshot()).reduce((a, b) => a + b, 0);
+  const written = () => (runtime.store instanceof ItemShardStore ? runtime.store.requests.writeUnits : 0);
+  const inside = { cpuMicros: 0, invocations: 0, requests: 0, writeUnits: 0 };
+  const measured = async (invoke: () => Promise<unknown>) => {
+    const [requests, writeUnits] = [requested(), written()];
+    const before = process.cpuUsage();
+    await invoke();
+    const used = process.cpuUsage(before);
+    inside.cpuMicros += used.user + used.system;
+    inside.invocations++;
+    inside.requests += requested() - requests;
+    inside.writeUnits += written() - writeUnits;
+  };
+  const driver = new LambdaDriver(runtime, clock, measured);
+  let checkpointCpuMicros = 0;
+  try {
+    for (let quiet = 0; quiet < 2; ) {
+      const delivered = await driver.drain(batch, CHECKPOINT_INVOCATIONS);
+      const before = process.cpuUsage();
+      await driver.checkpoint({ onTime: true });
+      const used = process.cpuUsage(before);
+      checkpointCpuMicros += used.user + used.system;
+      // Twice nothing: the last round's output committed, and the next stage has read it.
+      quiet = delivered === 0 ? quiet + 1 : 0;
+    }
+    return { ...inside, checkpointCpuMicros };
   } finally {
     await driver.close();
     await runtime.close();

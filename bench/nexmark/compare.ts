@@ -19,10 +19,17 @@ export interface Comparison {
 export interface CompareOptions {
   readonly updating: boolean;
   /**
-   * A window result's end column, and the watermark Sluice ends at: windows ending after it are
-   * fired only by the end of Flink's bounded input, and left out.
+   * A window result's end column (or, with `windowMs`, a time within a tumbling window of that
+   * size), and the watermark Sluice ends at: windows ending after it are fired only by the end of
+   * Flink's bounded input, and left out.
    */
-  readonly windowEnd?: { readonly column: string; readonly finalWatermarkMs: number };
+  readonly windowEnd?: WindowEnd & { readonly finalWatermarkMs: number };
+}
+
+/** Where a query's rows say which window fired them. */
+export interface WindowEnd {
+  readonly column: string;
+  readonly windowMs?: number;
 }
 
 /** JSON with numbers as numbers, whatever trailing zeros a DECIMAL was written with. */
@@ -36,8 +43,9 @@ function sqlTimestampMs(text: string): number {
 
 /** The rows an engine's records leave: appends in full, upserts as each key's last value. */
 export function resultRows(records: readonly ResultRecord[], { updating, windowEnd }: CompareOptions): string[] {
+  const endOf = (time: number) => (windowEnd?.windowMs ? Math.floor(time / windowEnd.windowMs) * windowEnd.windowMs + windowEnd.windowMs : time);
   const fired = (value: Buffer | string) =>
-    !windowEnd || sqlTimestampMs(String((JSON.parse(value.toString()) as Record<string, unknown>)[windowEnd.column])) <= windowEnd.finalWatermarkMs + 1;
+    !windowEnd || endOf(sqlTimestampMs(String((JSON.parse(value.toString()) as Record<string, unknown>)[windowEnd.column]))) <= windowEnd.finalWatermarkMs + 1;
   if (!updating) return records.flatMap(({ value }) => (value !== null && fired(value) ? [canonical(value)] : [])).sort();
   const table = new Map<string, string>();
   for (const { key, value } of records) {

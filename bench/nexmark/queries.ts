@@ -5,22 +5,14 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { StreamExecutionEnvironment } from '../../lib/api/index.js';
 import { sqlPipeline, type ScalarFunction } from '../../lib/sql/index.js';
+import type { WindowEnd } from './compare.js';
 import { EVENT_KINDS, sqlTimestamp, type Bid, type EventKind } from './generator.js';
 
-/** The queries benched and checked, in the benchmark's order: each reads the bids alone. */
+/** The queries benched and checked, in the benchmark's order, that read the bids alone: one stage's handler benched. */
 export const NEXMARK_QUERIES = ['q0', 'q1', 'q2', 'q11', 'q14', 'q15', 'q16', 'q17', 'q18', 'q19', 'q21', 'q22'] as const;
-/** The queries that join two topics: checked against Flink's results in `npm test`, not benched yet (see NOT_BENCHED). */
+/** The queries that join two topics or repartition: benched over every stage of their pipelines. */
 export const JOIN_QUERIES = ['q3', 'q4', 'q7', 'q9', 'q20'] as const;
 export type NexmarkQuery = (typeof NEXMARK_QUERIES)[number] | (typeof JOIN_QUERIES)[number];
-
-/** Why the join queries are checked but not benched. */
-export const NOT_BENCHED: Readonly<Record<(typeof JOIN_QUERIES)[number], string>> = {
-  q3: 'a join of two topics (auction ⋈ person), and the bench feeds the handler one topic, the bids',
-  q4: 'an aggregation of an aggregation\'s updates over a join of two topics (auction ⋈ bid), and the bench feeds the handler one topic, the bids',
-  q7: 'a join of the bids with their windows\' highest price, repartitioned twice, and the bench runs the handler of one stage',
-  q9: 'a Top-N over a join of two topics (auction ⋈ bid), and the bench feeds the handler one topic, the bids',
-  q20: 'a join of two topics (bid ⋈ auction), and the bench feeds the handler one topic, the bids',
-};
 
 /** The benchmark's queries not run, and why. */
 export const NOT_RUN: Readonly<Record<string, string>> = {
@@ -32,8 +24,8 @@ export const NOT_RUN: Readonly<Record<string, string>> = {
   q13: 'processing-time windows and a lookup join: results depend on the wall clock',
 };
 
-/** The column a window query writes its window's end to. */
-export const WINDOW_END_COLUMNS: Partial<Record<NexmarkQuery, string>> = { q11: 'endtime' };
+/** Where a window query's rows say which window fired them: q11 its end, q7 a bid's time in its 10-second window. */
+export const WINDOW_END_COLUMNS: Partial<Record<NexmarkQuery, WindowEnd>> = { q7: { column: 'dateTime', windowMs: 10_000 }, q11: { column: 'endtime' } };
 
 const day = (ms: number) => sqlTimestamp(ms).slice(0, 10);
 
@@ -114,6 +106,12 @@ export const NEXMARK_FUNCTIONS: Readonly<Record<string, ScalarFunction>> = {
 /** The query's pipeline on Sluice: its script, with the benchmark's functions registered. */
 export function nexmarkPipeline(query: NexmarkQuery, options: Omit<NexmarkScriptOptions, 'forFlink'>): StreamExecutionEnvironment {
   return sqlPipeline(nexmarkScript(query, options), { functions: NEXMARK_FUNCTIONS });
+}
+
+/** The event kinds whose topics a pipeline reads, from its sources. */
+export function sourceKinds(env: StreamExecutionEnvironment, prefix: string): EventKind[] {
+  const sources = env.getTransformations().flatMap((node) => (node.kind === 'source' ? (node.source.config.topics ?? []) : []));
+  return EVENT_KINDS.filter((kind) => sources.includes(eventTopic(prefix, kind)));
 }
 
 export function nexmarkScript(query: NexmarkQuery, { brokers, prefix, output, checkpointIntervalMs, forFlink = false, inPlace = false }: NexmarkScriptOptions): string {

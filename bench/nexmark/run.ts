@@ -18,12 +18,12 @@ import { parseArgs, promisify } from 'node:util';
 import { KafkaAdmin } from '../../lib/kafka/index.js';
 import { acquireBrokers } from '../../lib/offline/kafka-broker.js';
 import { buildFlinkJob, flinkCommand } from '../contenders/registry.js';
-import { batchedEvents, EmulatorHost, perRecord, runSluice, type RunFigures } from '../handler.js';
+import { batchedEvents, EmulatorHost, perRecord, runSluice, runSluiceStages, type RunFigures } from '../handler.js';
 import { benchTopic } from '../orders.js';
 import { compareResults, resultRows, type Comparison } from './compare.js';
 import { EXPECTED_EVENTS, EXPECTED_GENERATOR, inputsHash, readExpected, writeExpected } from './expected.js';
-import { DEFAULT_NEXMARK, EVENT_KINDS, recentNexmark, type NexmarkOptions } from './generator.js';
-import { eventTopic, GROUP_KEYS, isUpdating, JOIN_QUERIES, NEXMARK_QUERIES, nexmarkPipeline, nexmarkScript, NOT_BENCHED, NOT_RUN, WINDOW_END_COLUMNS, type NexmarkQuery } from './queries.js';
+import { DEFAULT_NEXMARK, EVENT_KINDS, recentNexmark, type EventKind, type NexmarkOptions } from './generator.js';
+import { eventTopic, GROUP_KEYS, isUpdating, JOIN_QUERIES, NEXMARK_QUERIES, nexmarkPipeline, nexmarkScript, NOT_RUN, sourceKinds, WINDOW_END_COLUMNS, type NexmarkQuery } from './queries.js';
 import { committedOutput, loadNexmark, nexmarkRecords } from './topics.js';
 
 const CHECKPOINT_INTERVAL_MS = 5_000;
@@ -31,8 +31,10 @@ const FLINK_PARALLELISM = 1;
 
 export interface QueryFigures {
   readonly query: NexmarkQuery;
-  /** The records the query read: the bid topic's. */
+  /** The records the query read: the bid topic's, or a join's of each topic it reads. */
   readonly records: number;
+  /** Which of Sluice's handlers the figure counts: the one stage that reads the bids, or every stage. */
+  readonly stages: 'one' | 'all';
   readonly sluiceRecordsPerCoreSecond: number;
   readonly flinkRecordsPerCoreSecond: number;
   /** DynamoDB and S3 requests of the handler per 1,000 records read. */
@@ -69,33 +71,42 @@ export async function runNexmark({ brokers, events, queries, batch, generator, s
   try {
     for (const query of queries) {
       const [flinkOut, warmOut, sluiceName] = [`${prefix}-${query}-flink`, `${warmUp}-${query}-flink`, `${prefix}-${query}-sluice`];
-      await admin.ensureTopics([flinkOut, warmOut, `${sluiceName}-out`].map((topic) => benchTopic(topic, 1)));
+      const isJoin = (JOIN_QUERIES as readonly string[]).includes(query);
+      const outputs = [flinkOut, warmOut, `${sluiceName}-out`, ...(isJoin ? [`${sluiceName}-warm-out`] : [])];
+      await admin.ensureTopics(outputs.map((topic) => benchTopic(topic, 1)));
       const flinkScript = (input: string, output: string) => {
         const path = join(scripts, `${output}.sql`);
         writeFileSync(path, nexmarkScript(query, { brokers, prefix: input, output, checkpointIntervalMs: CHECKPOINT_INTERVAL_MS, forFlink: true }));
         return path;
       };
       const [, flinkCpuMs = 0] = await runFlink([flinkScript(warmUp, warmOut), flinkScript(prefix, flinkOut)]);
-      const sluice: RunFigures = await runSluice(brokers, emulators, 'EXACTLY_ONCE', batch, handlerEvents(query), sluiceName, eventTopic(prefix, 'bid'), (options) =>
-        nexmarkPipeline(query, { brokers, prefix, output: options.output, checkpointIntervalMs: options.checkpointIntervalMs, inPlace: true }),
-      );
-      say(`  ${query}: Flink ${Math.round(flinkCpuMs).toLocaleString('en')} ms of CPU, Sluice's handler ${perRecord(sluice).toFixed(1)} µs a record; comparing the committed outputs`);
+      const sluice = isJoin
+        ? await runJoin(query, { brokers, emulators, batch, prefix, warmUp, name: sluiceName, records: readCount(query, loaded.counts) })
+        : handlerFigures(
+            await runSluice(brokers, emulators, 'EXACTLY_ONCE', batch, handlerEvents(query), sluiceName, eventTopic(prefix, 'bid'), (options) =>
+              nexmarkPipeline(query, { brokers, prefix, output: options.output, checkpointIntervalMs: options.checkpointIntervalMs, inPlace: true }),
+            ),
+            batch,
+          );
+      const records = isJoin ? readCount(query, loaded.counts) : bids.length;
+      say(`  ${query}: Flink ${Math.round(flinkCpuMs).toLocaleString('en')} ms of CPU, Sluice's handler ${sluice.microsPerRecord.toFixed(1)} µs a record; comparing the committed outputs`);
       const windowEnd = WINDOW_END_COLUMNS[query];
       const comparison = compareResults(await committedOutput(brokers, `${sluiceName}-out`), await committedOutput(brokers, flinkOut), {
         updating: isUpdating(query),
-        ...(windowEnd ? { windowEnd: { column: windowEnd, finalWatermarkMs: loaded.finalWatermarkMs } } : {}),
+        ...(windowEnd ? { windowEnd: { ...windowEnd, finalWatermarkMs: loaded.finalWatermarkMs } } : {}),
       });
       const row: QueryFigures = {
         query,
-        records: bids.length,
-        sluiceRecordsPerCoreSecond: 1e6 / perRecord(sluice),
-        flinkRecordsPerCoreSecond: bids.length / (flinkCpuMs / 1_000),
-        requestsPer1000: (Object.values(sluice.requests).reduce((a, b) => a + b, 0) / batch) * 1_000,
+        records,
+        stages: isJoin ? 'all' : 'one',
+        sluiceRecordsPerCoreSecond: 1e6 / sluice.microsPerRecord,
+        flinkRecordsPerCoreSecond: records / (flinkCpuMs / 1_000),
+        requestsPer1000: sluice.requestsPer1000,
         comparison,
       };
       figures.push(row);
       say(queryLine(row));
-      await admin.deleteTopics([flinkOut, warmOut, `${sluiceName}-out`]).catch(() => undefined);
+      await admin.deleteTopics(outputs).catch(() => undefined);
     }
   } finally {
     await emulators.stop();
@@ -103,6 +114,38 @@ export async function runNexmark({ brokers, events, queries, batch, generator, s
     await admin.close();
   }
   return figures;
+}
+
+/** Sluice's figures as the table gives them. */
+interface SluiceFigures {
+  readonly microsPerRecord: number;
+  readonly requestsPer1000: number;
+}
+
+function handlerFigures(run: RunFigures, batch: number): SluiceFigures {
+  return { microsPerRecord: perRecord(run), requestsPer1000: (Object.values(run.requests).reduce((a, b) => a + b, 0) / batch) * 1_000 };
+}
+
+/** How many events a query reads: those of every topic its pipeline has a source on. */
+function readCount(query: NexmarkQuery, counts: Readonly<Record<EventKind, number>>): number {
+  return sourceKinds(nexmarkPipeline(query, { brokers: ['127.0.0.1:9092'], prefix: 'count', output: 'count', checkpointIntervalMs: CHECKPOINT_INTERVAL_MS }), 'count').reduce(
+    (sum, kind) => sum + counts[kind],
+    0,
+  );
+}
+
+/**
+ * A join query on Sluice: every stage's handler over the topics as loaded (runSluiceStages),
+ * after the same over the warm-up's topics, as Flink's job runs after its warm-up.
+ */
+async function runJoin(
+  query: NexmarkQuery,
+  { brokers, emulators, batch, prefix, warmUp, name, records }: { brokers: readonly string[]; emulators: EmulatorHost; batch: number; prefix: string; warmUp: string; name: string; records: number },
+): Promise<SluiceFigures> {
+  const pipeline = (input: string, output: string) => nexmarkPipeline(query, { brokers, prefix: input, output, checkpointIntervalMs: CHECKPOINT_INTERVAL_MS });
+  await runSluiceStages(pipeline(warmUp, `${name}-warm-out`), brokers, emulators, batch, `${name}-warm`);
+  const figures = await runSluiceStages(pipeline(prefix, `${name}-out`), brokers, emulators, batch, name);
+  return { microsPerRecord: figures.cpuMicros / records, requestsPer1000: (figures.requests / records) * 1_000 };
 }
 
 /** Flink's CPU over each script, run one after the other in one JVM. */
@@ -150,16 +193,16 @@ const thousands = (n: number) => Math.round(n).toLocaleString('en');
 
 export function formatNexmark(figures: readonly QueryFigures[], events: number, batch: number): string {
   return [
-    `Nexmark, ${events.toLocaleString('en')} events (${figures[0]?.records.toLocaleString('en') ?? 0} bids), one partition, Sluice's handler at batch ${batch.toLocaleString('en')} and Flink 2.2 at parallelism 1, both EXACTLY_ONCE into Kafka. ${cpus().length} cores, ${cpus()[0]?.model ?? ''}, ${new Date().toISOString().slice(0, 10)}.`,
+    `Nexmark, ${events.toLocaleString('en')} events (${figures.find((f) => f.stages === 'one')?.records.toLocaleString('en') ?? 0} bids), one partition, Sluice's handler at batch ${batch.toLocaleString('en')} and Flink 2.2 at parallelism 1, both EXACTLY_ONCE into Kafka. ${cpus().length} cores, ${cpus()[0]?.model ?? ''}, ${new Date().toISOString().slice(0, 10)}.`,
     '',
     '| query | Sluice handler records/s per core | Flink EXACTLY_ONCE records/s per core | Sluice ÷ Flink | DynamoDB + S3 requests per 1,000 records | output |',
     '| --- | --- | --- | --- | --- | --- |',
     ...figures.map(
       (f) =>
-        `| ${f.query} | ${thousands(f.sluiceRecordsPerCoreSecond)} | ${thousands(f.flinkRecordsPerCoreSecond)} | ${(f.sluiceRecordsPerCoreSecond / f.flinkRecordsPerCoreSecond).toFixed(2)} | ${f.requestsPer1000.toFixed(1)} | ${f.comparison.equal ? `equal (${f.comparison.flink.toLocaleString('en')} ${isUpdating(f.query) ? 'keys' : 'rows'})` : 'differs'} |`,
+        `| ${f.query}${f.stages === 'all' ? ' ¹' : ''} | ${thousands(f.sluiceRecordsPerCoreSecond)} | ${thousands(f.flinkRecordsPerCoreSecond)} | ${(f.sluiceRecordsPerCoreSecond / f.flinkRecordsPerCoreSecond).toFixed(2)} | ${f.requestsPer1000.toFixed(1)} | ${f.comparison.equal ? `equal (${f.comparison.flink.toLocaleString('en')} ${isUpdating(f.query) ? 'keys' : 'rows'})` : 'differs'} |`,
     ),
     '',
-    ...Object.entries(NOT_BENCHED).map(([query, why]) => `- ${query} checked against Flink's result on ${EXPECTED_EVENTS.toLocaleString('en')} events in npm test, not benched: ${why}.`),
+    "¹ A join: the events of every topic it reads, and every stage's handler, each shard's records a batch at a time from what the stage before committed, checkpoints between rounds outside the count.",
     ...Object.entries(NOT_RUN).map(([query, why]) => `- ${query} not run: ${why}.`),
     '',
     ...figures.map(queryLine),
@@ -191,11 +234,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     writeJsonLines(values.jsonl, events, generator);
     say(`Wrote ${events.toLocaleString('en')} events to ${values.jsonl}/{person,auction,bid}.jsonl`);
   } else {
-    // Flink's kept results cover the join queries too, which the bench does not run yet.
-    const runnable: readonly string[] = values.expected === undefined ? NEXMARK_QUERIES : [...NEXMARK_QUERIES, ...JOIN_QUERIES];
+    const runnable: readonly string[] = [...NEXMARK_QUERIES, ...JOIN_QUERIES];
     const unknown = (values.query ?? []).filter((q) => !runnable.includes(q));
-    const why = (q: string) => NOT_RUN[q] ?? (NOT_BENCHED as Record<string, string>)[q];
-    if (unknown.length > 0) throw new Error(`unknown or not run: ${unknown.map((q) => `${q}${why(q) ? ` (${why(q)})` : ''}`).join(', ')}; the queries run are ${runnable.join(', ')}`);
+    if (unknown.length > 0) throw new Error(`unknown or not run: ${unknown.map((q) => `${q}${NOT_RUN[q] ? ` (${NOT_RUN[q]})` : ''}`).join(', ')}; the queries run are ${runnable.join(', ')}`);
     const queries = (values.query ?? runnable) as NexmarkQuery[];
     const { brokers, release } = await acquireBrokers();
     try {

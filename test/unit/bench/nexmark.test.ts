@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { PipelineTestHarness } from '../../../lib/testing/index.js';
 import { compareRows, resultRows } from '../../../bench/nexmark/compare.js';
 import { EXPECTED_EVENTS, EXPECTED_GENERATOR, inputsHash, readExpected } from '../../../bench/nexmark/expected.js';
-import { EVENT_KINDS, eventAt, eventJson, sqlTimestamp } from '../../../bench/nexmark/generator.js';
-import { eventTopic, isUpdating, JOIN_QUERIES, NEXMARK_QUERIES, nexmarkPipeline, type NexmarkQuery } from '../../../bench/nexmark/queries.js';
+import { eventAt, eventJson, sqlTimestamp } from '../../../bench/nexmark/generator.js';
+import { eventTopic, isUpdating, JOIN_QUERIES, NEXMARK_QUERIES, nexmarkPipeline, sourceKinds, type NexmarkQuery } from '../../../bench/nexmark/queries.js';
 import { closingBid, nexmarkRecords } from '../../../bench/nexmark/topics.js';
 
 const PREFIX = 'nexmark';
@@ -15,8 +15,7 @@ function sluiceRows(query: NexmarkQuery): string[] {
   const output = `${query}-out`;
   const env = nexmarkPipeline(query, { brokers: ['127.0.0.1:9092'], prefix: PREFIX, output, checkpointIntervalMs: 5_000 });
   // The tables the query reads: a topic that is no source gets no records.
-  const sources = env.getTransformations().flatMap((node) => (node.kind === 'source' ? (node.source.config.topics ?? []) : []));
-  const read = EVENT_KINDS.filter((kind) => sources.includes(eventTopic(PREFIX, kind)));
+  const read = sourceKinds(env, PREFIX);
   const harness = new PipelineTestHarness(env, { sourcePartitions: Object.fromEntries(read.map((kind) => [eventTopic(PREFIX, kind), [0]])) });
   const records = [...nexmarkRecords(EXPECTED_EVENTS, 1, EXPECTED_GENERATOR)].filter((record) => read.includes(record.kind));
   // A batch at a time, as the event source mapping delivers them: watermarks move between batches.
