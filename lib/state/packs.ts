@@ -25,18 +25,27 @@ export interface PackLayout {
 export const INITIAL_LAYOUT: PackLayout = { buckets: 1, liveBytes: 0, density: 1 };
 
 /**
- * Live bytes a fine pack holds on average. A changed key keeps its previous value beside the new one
- * until its epoch commits, and a bucket linear hashing has not split yet holds twice a split
- * one's keys, so a pack stays under a kilobyte, one write unit, most of the time: a batch that
- * changes a few keys among many then pays about a unit per key, as with an item per key, and
- * one that changes many keys of a pack pays far less.
+ * The share of a pack's JSON its item stores, deflated, as the price model counts it. One
+ * operator's states repeat their field names and their keys' shapes, so a pack's entries deflate
+ * to a third of their JSON or less (q17's counts, the seed's totals, q18's bids with their URLs);
+ * state of random text barely deflates, and costs more units than the model counts.
  */
-export const PACK_LIVE_BYTES = 300;
+const STORED_SHARE = 0.4;
+
+/**
+ * Live bytes (JSON) a fine pack holds on average. A changed key keeps its previous value beside
+ * the new one until its epoch commits, and a bucket linear hashing has not split yet holds twice
+ * a split one's keys, so a pack stores under a kilobyte deflated, one write unit, most of the
+ * time: a batch that changes a few keys among many then pays about a unit per pack it touches,
+ * and touches fewer packs than if they were counted by their JSON (which made a batch of sparse
+ * keys take a request per key or two, each about 0.4 ms of the function's CPU).
+ */
+export const PACK_LIVE_BYTES = 750;
 
 /**
  * Live bytes a pack holds on average when the shard's batches change nearly every key: such a
  * batch pays the same units whatever the packs' size, and fewer, larger packs save the requests'
- * Lambda CPU. Under 40 KB with `prev` beside `cur` even in a bucket not split yet.
+ * Lambda CPU. Under 200 KB of JSON with `prev` beside `cur` even in a bucket not split yet, and far less stored.
  */
 export const DENSE_PACK_LIVE_BYTES = 64 * PACK_LIVE_BYTES;
 
@@ -113,15 +122,15 @@ export interface BatchWrites {
 /**
  * The expected price of a batch's pack writes, in write units, with packs of `target` live bytes
  * in a shard of `liveBytes` whose batches change `density` of them, keys of `keyBytes` each: the
- * packs it touches, each billed a unit per started kilobyte, `prev` beside `cur` for its changed
- * keys, and its request's CPU.
+ * packs it touches, each billed a unit per started kilobyte it stores deflated, `prev` beside
+ * `cur` for its changed keys, and its request's CPU.
  */
 function packWritesPrice(liveBytes: number, density: number, keyBytes: number, target: number): number {
   const packs = Math.max(1, Math.ceil(liveBytes / target));
   const keys = Math.max(1, liveBytes / Math.max(1, keyBytes));
   const written = Math.min(packs, keys);
   const touched = written * (1 - (1 - Math.min(1, density)) ** Math.max(1, keys / packs));
-  return touched * (writeUnits((liveBytes / written) * (1 + density)) + REQUEST_PRICE_IN_UNITS);
+  return touched * (writeUnits((liveBytes / written) * (1 + density) * STORED_SHARE) + REQUEST_PRICE_IN_UNITS);
 }
 
 /**

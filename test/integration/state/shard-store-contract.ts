@@ -404,7 +404,7 @@ export function shardStoreContract(name: string, createStore: (packing?: PackOpt
       const dense = (await store.claim(shard)).layout.buckets;
 
       let last = { itemWrites: 0, writeUnits: 0 };
-      for (let batch = 0; batch < 8; batch++) {
+      for (let batch = 0; batch < 12; batch++) {
         const changed = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`customer-${(batch * 337 + i * 191) % keys}`, batch + 10]));
         Object.assign(expected, changed);
         const before = { ...store.requests };
