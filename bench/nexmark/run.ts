@@ -192,8 +192,9 @@ export function queryLine({ query, sluiceRecordsPerCoreSecond, flinkRecordsPerCo
 const thousands = (n: number) => Math.round(n).toLocaleString('en');
 
 export function formatNexmark(figures: readonly QueryFigures[], events: number, batch: number): string {
+  const bids = figures.find((f) => f.stages === 'one')?.records;
   return [
-    `Nexmark, ${events.toLocaleString('en')} events (${figures.find((f) => f.stages === 'one')?.records.toLocaleString('en') ?? 0} bids), one partition, Sluice's handler at batch ${batch.toLocaleString('en')} and Flink 2.2 at parallelism 1, both EXACTLY_ONCE into Kafka. ${cpus().length} cores, ${cpus()[0]?.model ?? ''}, ${new Date().toISOString().slice(0, 10)}.`,
+    `Nexmark, ${events.toLocaleString('en')} events${bids === undefined ? '' : ` (${bids.toLocaleString('en')} bids)`}, one partition, Sluice's handler at batch ${batch.toLocaleString('en')} and Flink 2.2 at parallelism 1, both EXACTLY_ONCE into Kafka. ${cpus().length} cores, ${cpus()[0]?.model ?? ''}, ${new Date().toISOString().slice(0, 10)}.`,
     '',
     '| query | Sluice handler records/s per core | Flink EXACTLY_ONCE records/s per core | Sluice ÷ Flink | DynamoDB + S3 requests per 1,000 records | output |',
     '| --- | --- | --- | --- | --- | --- |',
