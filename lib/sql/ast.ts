@@ -83,6 +83,8 @@ export type JoinType = 'INNER' | 'LEFT' | 'RIGHT' | 'FULL';
 
 export interface Select {
   readonly kind: 'select';
+  /** SELECT DISTINCT: planned as a GROUP BY of every selected column. */
+  readonly distinct: boolean;
   readonly items: readonly SelectItem[];
   readonly from: Relation;
   readonly where: Expression | undefined;

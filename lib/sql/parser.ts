@@ -99,8 +99,8 @@ class Parser {
       return { kind: 'statementSet', inserts, position: start.position };
     }
     if (this.peek().upper === 'INSERT') return this.insert();
-    if (this.peek().upper === 'SELECT' || this.peek().text === '(') return { kind: 'query', query: this.query(), position: start.position };
-    throw this.error(`expected a statement (CREATE TABLE, CREATE VIEW, SET, INSERT INTO, EXECUTE STATEMENT SET or SELECT), found ${this.describe(start)}`);
+    if (this.peek().upper === 'SELECT' || this.peek().upper === 'WITH' || this.peek().text === '(') return { kind: 'query', query: this.query(), position: start.position };
+    throw this.error(`expected a statement (CREATE TABLE, CREATE VIEW, SET, INSERT INTO, EXECUTE STATEMENT SET, SELECT or WITH), found ${this.describe(start)}`);
   }
 
   private insert(): Extract<Statement, { kind: 'insert' }> {
@@ -112,7 +112,7 @@ class Parser {
     }
     const table = this.qualifiedName();
     let columns: string[] | undefined;
-    if (this.peek().text === '(' && this.tokens[this.at + 1]?.upper !== 'SELECT') {
+    if (this.peek().text === '(' && this.tokens[this.at + 1]?.upper !== 'SELECT' && this.tokens[this.at + 1]?.upper !== 'WITH') {
       this.expect('(');
       columns = this.commaSeparated(() => this.identifier());
       this.expect(')');
@@ -201,6 +201,7 @@ class Parser {
   }
 
   query(): Query {
+    if (this.peek().upper === 'WITH') return this.withQuery();
     const first = this.queryTerm();
     if (this.peek().upper !== 'UNION') return this.noTrailing(first);
     const inputs: Query[] = [first];
@@ -209,6 +210,27 @@ class Parser {
       inputs.push(this.queryTerm());
     }
     return this.noTrailing({ kind: 'unionAll', inputs, position: first.position });
+  }
+
+  /**
+   * WITH's common table expressions, each inlined where the query (or a later one) names it, as a
+   * subquery under that name: planned where it is read, as a view is.
+   */
+  private withQuery(): Query {
+    this.expectWords('WITH');
+    const named = new Map<string, Query>();
+    do {
+      const start = this.peek();
+      const name = this.identifier();
+      if (this.peek().text === '(') throw new SqlUnsupportedError(`WITH ${name} (column names) (name the columns in its SELECT instead)`, this.peek().position, this.text);
+      if (named.has(name.toLowerCase())) throw new SqlError(`WITH names '${name}' twice`, start.position, this.text);
+      this.expectWords('AS');
+      this.expect('(');
+      const query = inlineNamed(this.query(), named);
+      this.expect(')');
+      named.set(name.toLowerCase(), query);
+    } while (this.accept(','));
+    return inlineNamed(this.query(), named);
   }
 
   private noTrailing(query: Query): Query {
@@ -231,10 +253,9 @@ class Parser {
 
   private select(): Select {
     const start = this.peek();
-    if (this.peek().upper === 'WITH') throw new SqlUnsupportedError('WITH (a common table expression; use CREATE VIEW)', start.position, this.text);
     this.expectWords('SELECT');
-    if (this.peek().upper === 'DISTINCT') throw new SqlUnsupportedError('SELECT DISTINCT', this.peek().position, this.text);
-    this.acceptWords('ALL');
+    const distinct = this.acceptWords('DISTINCT');
+    if (!distinct) this.acceptWords('ALL');
     const items = this.commaSeparated(() => this.selectItem());
     this.expectWords('FROM');
     const from = this.relation();
@@ -242,7 +263,7 @@ class Parser {
     const groupBy = this.acceptWords('GROUP', 'BY') ? this.commaSeparated(() => this.expression()) : [];
     const having = this.acceptWords('HAVING') ? this.expression() : undefined;
     if (this.peek().upper === 'WINDOW') throw new SqlUnsupportedError('a WINDOW clause', this.peek().position, this.text);
-    return { kind: 'select', items, from, where, groupBy, having, position: start.position };
+    return { kind: 'select', distinct, items, from, where, groupBy, having, position: start.position };
   }
 
   private selectItem(): SelectItem {
@@ -727,5 +748,26 @@ class Parser {
 
   private error(reason: string, token: Token = this.peek(), position: SqlPosition = token.position): SqlError {
     return new SqlError(reason, position, this.text);
+  }
+}
+
+/** `query` with each table it names that `named` holds replaced by that query, as a subquery under the table's name or alias. */
+function inlineNamed(query: Query, named: ReadonlyMap<string, Query>): Query {
+  if (query.kind === 'unionAll') return { ...query, inputs: query.inputs.map((input) => inlineNamed(input, named)) };
+  return { ...query, from: inlineRelation(query.from, named) };
+}
+
+function inlineRelation(relation: Relation, named: ReadonlyMap<string, Query>): Relation {
+  switch (relation.kind) {
+    case 'table': {
+      const query = named.get(relation.name.toLowerCase());
+      return query ? { kind: 'subquery', query, alias: relation.alias ?? relation.name, position: relation.position } : relation;
+    }
+    case 'subquery':
+      return { ...relation, query: inlineNamed(relation.query, named) };
+    case 'window':
+      return { ...relation, input: inlineRelation(relation.input, named) };
+    default:
+      return { ...relation, left: inlineRelation(relation.left, named), right: inlineRelation(relation.right, named) };
   }
 }

@@ -233,6 +233,7 @@ function selectItems(select: Select, fields: readonly Field[], text: string): { 
 }
 
 function planSelect(written: Select, context: PlanContext, text: string): PlannedRelation {
+  if (written.distinct) return planDistinct(planSelect({ ...written, distinct: false }, context, text), written, context, text);
   const windowed = withWindowTableFunction(written, text);
   const ranking = rankingOf(windowed, text);
   const select = ranking ? { ...windowed, where: ranking.where } : windowed;
@@ -401,6 +402,18 @@ function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extra
   const grouped: PlannedRelation = { stream: aggregated, fields, rowtime: undefined, updating: { keys: keys.map((_, i) => i), producer, ...(retracting ? { kinds: '+I, -U, +U, -D' } : {}) } };
   sqlOperator(aggregated, context, 'group-aggregate', `GroupAggregate(groupBy=[${columnList(fields.slice(0, keys.length))}], select=[${columnList(fields)}])`, changelogMode(grouped));
   return projectGrouped(select, grouped, { ...scopeOf(fields, context, text), computed }, context, text);
+}
+
+/**
+ * SELECT DISTINCT, as Flink plans it: a GROUP BY of every column the SELECT gives, with no
+ * aggregate, so a row is emitted the first time its values are seen (and, over a changelog,
+ * deleted when no row holds them any more).
+ */
+function planDistinct(selected: PlannedRelation, select: Select, context: PlanContext, text: string): PlannedRelation {
+  const columns = selected.fields.map((field): Expression => ({ kind: 'column', table: undefined, name: field.name, position: select.position }));
+  const grouping: Select = { ...select, distinct: false, items: columns.map((expression) => ({ expression, alias: undefined })), where: undefined, groupBy: columns, having: undefined };
+  const distinct = planGroupAggregate(grouping, { ...selected, fields: selected.fields.map((f) => ({ ...f, type: plainTime(f.type) })), rowtime: undefined }, [], context, text);
+  return { ...distinct, updating: { ...(distinct.updating as NonNullable<PlannedRelation['updating']>), producer: 'SELECT DISTINCT' } };
 }
 
 /** A session window is per key: its PARTITION BY columns are the aggregation's keys, as Flink's session aggregation requires. */

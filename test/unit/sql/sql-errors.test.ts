@@ -2,44 +2,35 @@
 // the column and a caret, and "not supported yet" for what Flink has and Sluice does not.
 import { describe, expect, it } from 'vitest';
 import { StreamExecutionEnvironment } from '../../../lib/api/index.js';
-import { sqlPipeline, SqlError, SqlUnsupportedError, StreamTableEnvironment } from '../../../lib/sql/index.js';
+import { sqlPipeline, SqlUnsupportedError, StreamTableEnvironment } from '../../../lib/sql/index.js';
+import { sqlFailure } from '../../helpers/sql.js';
 
 const EVENTS = `CREATE TABLE events (k STRING, v BIGINT, ts TIMESTAMP_LTZ(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
   WITH ('connector' = 'kafka', 'topic' = 'events', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'properties.group.id' = 'g', 'format' = 'json');
 CREATE TABLE sink (k STRING, n BIGINT) WITH ('connector' = 'kafka', 'topic' = 'out', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json');
 `;
 
-function failure(script: string): SqlError {
-  try {
-    sqlPipeline(script, { name: 'errors' });
-  } catch (error) {
-    if (error instanceof SqlError) return error;
-    throw error;
-  }
-  throw new Error('the script planned');
-}
-
 describe('SQL errors', () => {
   it('name the line and column of a syntax error, with the line and a caret under the column', () => {
-    const error = failure(`${EVENTS}INSERT INTO sink\nSELECT k, v FROM events WHERE;`);
+    const error = sqlFailure(`${EVENTS}INSERT INTO sink\nSELECT k, v FROM events WHERE;`);
     expect(error.message).toBe('SQL error at line 5, column 30: expected an expression, found ";"\nSELECT k, v FROM events WHERE;\n                             ^');
     expect(error.position).toMatchObject({ line: 5, column: 30 });
   });
 
   it('name a group window function given the wrong arguments, or a …_START of a window the query does not group by', () => {
-    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM events GROUP BY k, TUMBLE(ts);`).message).toContain(
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM events GROUP BY k, TUMBLE(ts);`).message).toContain(
       "TUMBLE in GROUP BY takes a time attribute and a size, as in TUMBLE(ts, INTERVAL '10' SECOND)",
     );
     expect(
-      failure(`${EVENTS}INSERT INTO sink SELECT k, TUMBLE_START(ts, INTERVAL '2' SECOND) FROM events GROUP BY k, TUMBLE(ts, INTERVAL '1' SECOND);`).message,
+      sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, TUMBLE_START(ts, INTERVAL '2' SECOND) FROM events GROUP BY k, TUMBLE(ts, INTERVAL '1' SECOND);`).message,
     ).toContain("TUMBLE_START names a window the query does not group by: give it GROUP BY's TUMBLE arguments");
-    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM events GROUP BY k, TUMBLE(v, INTERVAL '1' SECOND);`).message).toContain(
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM events GROUP BY k, TUMBLE(v, INTERVAL '1' SECOND);`).message).toContain(
       "the window function's time column 'v' is not a time attribute",
     );
   });
 
   it('name an unknown column and list the ones there are', () => {
-    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, amount FROM events;`).message).toContain(
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, amount FROM events;`).message).toContain(
       "column 'amount' not found in any table; the columns are k, v, ts",
     );
   });
@@ -63,14 +54,14 @@ describe('SQL errors', () => {
     ['ORDER BY', 'SELECT k FROM events ORDER BY k'],
     ['the function LAG', 'SELECT LAG(v) FROM events'],
   ])('call %s not supported yet, where it stands, rather than a syntax error', (feature, query) => {
-    const error = failure(`${EVENTS}INSERT INTO sink ${query};`);
+    const error = sqlFailure(`${EVENTS}INSERT INTO sink ${query};`);
     expect(error).toBeInstanceOf(SqlUnsupportedError);
     expect(error.message).toContain(`${feature} is not supported by Sluice yet`);
     expect(error.position?.line).toBe(4);
   });
 
   it("refuse an updating query into a kafka sink with Flink's reason, and say to use upsert-kafka", () => {
-    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM events GROUP BY k;`).message).toContain(
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM events GROUP BY k;`).message).toContain(
       "table sink 'sink' doesn't support consuming update changes, which GROUP BY k produces: INSERT INTO a table with 'connector' = 'upsert-kafka'",
     );
   });
@@ -80,48 +71,48 @@ describe('SQL errors', () => {
       `${EVENTS}CREATE TABLE counts (k STRING, n BIGINT, PRIMARY KEY (${key}) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'counts', ` +
       "'properties.bootstrap.servers' = '127.0.0.1:9092', 'key.format' = 'json', 'value.format' = 'json');\nINSERT INTO counts SELECT k, COUNT(*) FROM events GROUP BY k;";
     expect(sqlPipeline(upsert('k'), { name: 'upserts' }).getTransformations().some((node) => node.kind === 'sink')).toBe(true);
-    expect(failure(upsert('n'))).toBeInstanceOf(SqlUnsupportedError);
-    expect(failure(upsert('k').replace(", PRIMARY KEY (k) NOT ENFORCED", '')).message).toContain("an 'upsert-kafka' table needs a PRIMARY KEY (…) NOT ENFORCED");
+    expect(sqlFailure(upsert('n'))).toBeInstanceOf(SqlUnsupportedError);
+    expect(sqlFailure(upsert('k').replace(", PRIMARY KEY (k) NOT ENFORCED", '')).message).toContain("an 'upsert-kafka' table needs a PRIMARY KEY (…) NOT ENFORCED");
   });
 
   it('say CREATE FUNCTION is not supported yet', () => {
-    expect(failure("CREATE FUNCTION f AS 'x'")).toBeInstanceOf(SqlUnsupportedError);
+    expect(sqlFailure("CREATE FUNCTION f AS 'x'")).toBeInstanceOf(SqlUnsupportedError);
   });
 
   it("refuse types Flink does not mix, saying to CAST", () => {
-    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events WHERE k = 1;`).message).toContain(
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events WHERE k = 1;`).message).toContain(
       'the comparison = has operands of types STRING and INT NOT NULL, which Flink does not mix: CAST one of them',
     );
   });
 
   it('check INSERT INTO against the sink, column by column', () => {
-    expect(failure(`${EVENTS}INSERT INTO sink SELECT v, k FROM events;`).message).toContain(
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT v, k FROM events;`).message).toContain(
       'column types of the query and sink do not match: column 1 (k) takes STRING, and the query gives BIGINT; CAST it',
     );
-    expect(failure(`${EVENTS}INSERT INTO sink SELECT k FROM events;`).message).toContain('the query has 1 columns and sink takes 2 (k, n)');
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k FROM events;`).message).toContain('the query has 1 columns and sink takes 2 (k, n)');
   });
 
   it("bound an interval's leading field to two digits, as Flink does", () => {
-    expect(failure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '100' SECOND)) GROUP BY k, window_start, window_end;`).message).toContain(
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '100' SECOND)) GROUP BY k, window_start, window_end;`).message).toContain(
       'interval field value 100 exceeds precision of SECOND(2) field: write SECOND(3)',
     );
   });
 
   it('need a time attribute for a window function', () => {
     const script = EVENTS.replace(", WATERMARK FOR ts AS ts - INTERVAL '1' SECOND", '');
-    expect(failure(`${script}INSERT INTO sink SELECT k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY k, window_start, window_end;`).message).toContain(
+    expect(sqlFailure(`${script}INSERT INTO sink SELECT k, COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY k, window_start, window_end;`).message).toContain(
       "the window function's time column 'ts' is not a time attribute: declare WATERMARK FOR ts in its table",
     );
   });
 
   it("list a connector's options when one is unknown, and name what a table lacks", () => {
-    expect(failure(EVENTS.replace("'format' = 'json')", "'format' = 'json', 'scan.parallelism' = '2')") + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
+    expect(sqlFailure(EVENTS.replace("'format' = 'json')", "'format' = 'json', 'scan.parallelism' = '2')") + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
       "table events: unsupported option 'scan.parallelism' for the kafka connector",
     );
-    expect(failure(EVENTS.replace("'properties.group.id' = 'g', ", '') + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
+    expect(sqlFailure(EVENTS.replace("'properties.group.id' = 'g', ", '') + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
       "table events: needs 'properties.group.id' (the consumer group the pipeline's trigger reads with)",
     );
-    expect(failure(EVENTS.replace("'connector' = 'kafka', 'topic' = 'out'", "'connector' = 'upsert-kafka', 'topic' = 'out'") + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
+    expect(sqlFailure(EVENTS.replace("'connector' = 'kafka', 'topic' = 'out'", "'connector' = 'upsert-kafka', 'topic' = 'out'") + 'INSERT INTO sink SELECT k, v FROM events;').message).toContain(
       "table sink: unsupported option 'format' for the upsert-kafka connector",
     );
   });
@@ -131,7 +122,7 @@ describe('SQL errors', () => {
       "CREATE TABLE sink (k STRING, n BIGINT) WITH ('connector' = 'kafka', 'topic' = 'out', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json');",
       "CREATE TABLE sink (k STRING, n BIGINT) WITH ('connector' = 'kafka', 'topic' = 'out', 'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once');",
     );
-    expect(failure(`${script}INSERT INTO sink SELECT k, v FROM events;`).message).toContain("needs 'sink.transactional-id-prefix'");
+    expect(sqlFailure(`${script}INSERT INTO sink SELECT k, v FROM events;`).message).toContain("needs 'sink.transactional-id-prefix'");
     const prefixed = script.replace("'exactly-once')", "'exactly-once', 'sink.transactional-id-prefix' = 'tx')");
     expect(() => sqlPipeline(`${prefixed}INSERT INTO sink SELECT k, v FROM events;`, { name: 'eo' })).toThrow(
       "SET 'execution.checkpointing.interval' = '1 min';",
@@ -140,7 +131,7 @@ describe('SQL errors', () => {
   });
 
   it('refuse a SET key Sluice does not read, naming those it does', () => {
-    expect(failure("SET 'table.exec.mini-batch.enabled' = 'true'").message).toContain("SET 'table.exec.mini-batch.enabled' is not a key Sluice reads");
+    expect(sqlFailure("SET 'table.exec.mini-batch.enabled' = 'true'").message).toContain("SET 'table.exec.mini-batch.enabled' is not a key Sluice reads");
   });
 
   it('tell a SELECT alone that a pipeline needs a sink', () => {

@@ -1,0 +1,1 @@
+SELECT DISTINCT k, v / 10 AS tens FROM events WHERE v > 0

@@ -1,0 +1,101 @@
+// SELECT DISTINCT and WITH through the whole pipeline harness: what each writes to Kafka, and
+// what each refuses. test/conformance's sql-select-distinct and sql-with hold them to Flink.
+import { describe, expect, it } from 'vitest';
+import { sqlPipeline, SqlUnsupportedError } from '../../../lib/sql/index.js';
+import { PipelineTestHarness } from '../../../lib/testing/index.js';
+import { sqlFailure } from '../../helpers/sql.js';
+
+const BROKERS = "'properties.bootstrap.servers' = '127.0.0.1:9092'";
+
+const BIDS = `CREATE TABLE bids (auction BIGINT, bidder BIGINT, price BIGINT, at_ms BIGINT, at AS TO_TIMESTAMP_LTZ(at_ms, 3), WATERMARK FOR at AS at)
+  WITH ('connector' = 'kafka', 'topic' = 'bids', ${BROKERS}, 'properties.group.id' = 'g', 'format' = 'json');
+`;
+
+const kafkaTable = (name: string, columns: string) => `CREATE TABLE ${name} (${columns}) WITH ('connector' = 'kafka', 'topic' = '${name}', ${BROKERS}, 'format' = 'json');\n`;
+const upsertTable = (name: string, columns: string, key: string) =>
+  `CREATE TABLE ${name} (${columns}, PRIMARY KEY (${key}) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = '${name}', ${BROKERS}, 'key.format' = 'json', 'value.format' = 'json');\n`;
+
+type Bid = [auction: number, bidder: number, price: number, at: number];
+
+const BIDS_SENT: Bid[] = [
+  [1, 10, 5, 1_000],
+  [1, 11, 8, 2_000],
+  [2, 10, 3, 3_000],
+  [1, 10, 6, 4_000],
+  [2, 12, 9, 12_000],
+  [1, 11, 2, 13_000],
+];
+
+function run(script: string, bids: readonly Bid[] = BIDS_SENT): PipelineTestHarness {
+  const harness = new PipelineTestHarness(sqlPipeline(script, { name: 'distinct-and-with' }), { sourcePartitions: { bids: [0] } });
+  harness.send(
+    'bids',
+    bids.map(([auction, bidder, price, at]) => ({ value: JSON.stringify({ auction, bidder, price, at_ms: at }) })),
+  );
+  harness.finish();
+  return harness;
+}
+
+const values = (harness: PipelineTestHarness, topic: string) => harness.output(topic).map(({ key, value }) => [key?.toString() ?? null, value?.toString() ?? null]);
+
+describe('SELECT DISTINCT', () => {
+  it('writes each combination of values once, the first time it is seen, to upsert-kafka keyed by them', () => {
+    const harness = run(`${BIDS}${upsertTable('pairs', 'auction BIGINT, bidder BIGINT', 'auction, bidder')}
+INSERT INTO pairs SELECT DISTINCT auction, bidder FROM bids;`);
+    expect(values(harness, 'pairs')).toEqual([
+      ['{"auction":1,"bidder":10}', '{"auction":1,"bidder":10}'],
+      ['{"auction":1,"bidder":11}', '{"auction":1,"bidder":11}'],
+      ['{"auction":2,"bidder":10}', '{"auction":2,"bidder":10}'],
+      ['{"auction":2,"bidder":12}', '{"auction":2,"bidder":12}'],
+    ]);
+  });
+
+  it("is refused into a kafka sink with Flink's reason, as a GROUP BY is", () => {
+    expect(sqlFailure(`${BIDS}${kafkaTable('pairs', 'auction BIGINT, bidder BIGINT')}INSERT INTO pairs SELECT DISTINCT auction, bidder FROM bids;`).message).toContain(
+      "table sink 'pairs' doesn't support consuming update changes, which SELECT DISTINCT produces",
+    );
+  });
+});
+
+describe('WITH', () => {
+  it('reads its tables in order, each from the ones before, into a window aggregation over the last', () => {
+    const harness = run(`${BIDS}${kafkaTable('totals', 'auction BIGINT, window_start TIMESTAMP_LTZ(3), total BIGINT')}
+INSERT INTO totals
+WITH cheap AS (SELECT auction, price, at FROM bids WHERE price < 9),
+  firstTwo AS (SELECT * FROM cheap WHERE auction <= 2)
+SELECT auction, window_start, SUM(price) FROM TABLE(TUMBLE(TABLE firstTwo, DESCRIPTOR(at), INTERVAL '10' SECOND))
+GROUP BY auction, window_start, window_end;`);
+    expect(values(harness, 'totals').map(([, value]) => JSON.parse(value ?? 'null') as unknown)).toEqual([
+      { auction: 1, window_start: '1970-01-01 00:00:00Z', total: 19 },
+      { auction: 2, window_start: '1970-01-01 00:00:00Z', total: 3 },
+      { auction: 1, window_start: '1970-01-01 00:00:10Z', total: 2 },
+    ]);
+  });
+
+  it('plans a table named twice once for each, as two subqueries', () => {
+    const harness = run(`${BIDS}${kafkaTable('prices', 'price BIGINT')}
+INSERT INTO prices WITH high AS (SELECT price FROM bids WHERE price > 5) SELECT price FROM high UNION ALL SELECT price * 100 FROM high AS h WHERE h.price > 8;`);
+    expect(values(harness, 'prices').map(([, value]) => value)).toEqual(expect.arrayContaining(['{"price":8}', '{"price":6}', '{"price":9}', '{"price":900}']));
+    expect(harness.output('prices')).toHaveLength(4);
+  });
+
+  it('names its table where a view or a catalog table of that name would be', () => {
+    const harness = run(`${BIDS}${kafkaTable('out', 'auction BIGINT')}
+CREATE VIEW bidsOfOne AS WITH bids AS (SELECT * FROM bids WHERE auction = 1) SELECT auction FROM bids;
+INSERT INTO out SELECT auction FROM bidsOfOne;`);
+    expect(harness.output('out')).toHaveLength(4);
+  });
+
+  it('refuses column names after its table, a table named twice, and a table read before it is named', () => {
+    const sink = kafkaTable('out', 'auction BIGINT');
+    const columns = sqlFailure(`${BIDS}${sink}INSERT INTO out WITH a (x) AS (SELECT auction FROM bids) SELECT x FROM a;`);
+    expect(columns).toBeInstanceOf(SqlUnsupportedError);
+    expect(columns.message).toContain('WITH a (column names) (name the columns in its SELECT instead) is not supported by Sluice yet');
+    expect(sqlFailure(`${BIDS}${sink}INSERT INTO out WITH a AS (SELECT auction FROM bids), A AS (SELECT auction FROM bids) SELECT auction FROM a;`).message).toContain(
+      "WITH names 'A' twice",
+    );
+    expect(sqlFailure(`${BIDS}${sink}INSERT INTO out WITH a AS (SELECT auction FROM b), b AS (SELECT auction FROM bids) SELECT auction FROM a;`).message).toContain(
+      "object 'b' not found",
+    );
+  });
+});
