@@ -4,6 +4,7 @@ import type { Expression, Relation } from './ast.js';
 import type { Field, Row, Scope } from './compiled.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import { compileBoolean, compileExpression, conjunction, conjuncts, resolveField, subexpressions } from './expressions.js';
+import { planIntervalJoin, timeInterval } from './interval-joins.js';
 import type { PlannedRelation } from './kafka-table.js';
 import { changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
 import { commonType } from './type-rules.js';
@@ -115,7 +116,6 @@ export function planRegularJoin(
   if (keys.length === 0) {
     throw new SqlUnsupportedError(`a ${join.type} JOIN without an equality between a column of each input (a cross join)`, join.position, text);
   }
-  refuseIntervalJoin(residual, scope, [left.rowtime, right.rowtime === undefined ? undefined : width + right.rowtime], join, text);
   const leftScope = scopeOf(left.fields, context, text);
   const rightScope = scopeOf(right.fields, context, text);
   const types = keys.map((key, i) =>
@@ -125,6 +125,19 @@ export function planRegularJoin(
   const keyOf = [groupKey(sideKeys[0]).keyOf, groupKey(sideKeys[1]).keyOf] as const;
   const residualCondition = conjunction(residual);
   const matches = residualCondition && compileBoolean(residualCondition, scope, 'ON');
+  const times = left.rowtime !== undefined && right.rowtime !== undefined ? ([left.rowtime, width + right.rowtime] as const) : undefined;
+  // Bounds on right − left from both sides make Flink's interval join, which drops its rows as the
+  // watermark passes their interval; one bound alone, or a bound of another shape, is a regular
+  // join's condition, in Flink too.
+  const interval = times && timeInterval(residual, { left: times[0], right: times[1] }, (column) => resolveField(scope, column.name, column.table, column.position));
+  if (times && interval) {
+    if (join.type !== 'INNER') throw new SqlUnsupportedError(`a ${join.type} OUTER interval join (an INNER one runs)`, join.position, text);
+    return planIntervalJoin(
+      { inputs: [left, right], keyOf, times: [times[0], times[1] - width], interval, matches, fields: joinedFields, equalities: equalitiesOf(keys), position: join.position },
+      context,
+      text,
+    );
+  }
   const outer = [join.type === 'LEFT' || join.type === 'FULL', join.type === 'RIGHT' || join.type === 'FULL'] as const;
   const changelogInputs = [left.updating !== undefined, right.updating !== undefined] as const;
   const widths = [left.fields.length, right.fields.length] as const;
@@ -204,7 +217,7 @@ export function planRegularJoin(
     rowtime: undefined,
     ...(updating ? { updating: { keys: [], producer: `the ${join.type} JOIN`, kinds } } : {}),
   };
-  const equalities = keys.map((k) => `${describe(k.left)} = ${describe(k.right)}`).join(' AND ');
+  const equalities = equalitiesOf(keys);
   const rest = residual.length === 0 ? '' : ` AND ${residual.length} more condition${residual.length === 1 ? '' : 's'}`;
   const joinType = join.type === 'INNER' ? 'InnerJoin' : `${join.type[0]}${join.type.slice(1).toLowerCase()}OuterJoin`;
   sqlOperator(
@@ -217,46 +230,14 @@ export function planRegularJoin(
   return relation;
 }
 
+function equalitiesOf(keys: readonly EquiKey[]): string {
+  return keys.map((k) => `${describe(k.left)} = ${describe(k.right)}`).join(' AND ');
+}
+
 /** An equality's side for `explain`: its column, or that it is an expression. */
 function describe(expression: Expression): string {
   if (expression.kind !== 'column') return 'an expression';
   return expression.table ? `${expression.table}.${expression.name}` : expression.name;
-}
-
-/**
- * Bounds on both sides between the inputs' time attributes make Flink's interval join, which
- * drops its rows as the watermark passes their interval, where a regular join keeps them all:
- * refused rather than run otherwise. One bound alone, or a bound by a column that is no time
- * attribute, is a regular join's condition, in Flink too.
- */
-function refuseIntervalJoin(conditions: readonly Expression[], scope: Scope, rowtimes: readonly (number | undefined)[], join: JoinRelation, text: string): void {
-  const [leftTime, rightTime] = rowtimes;
-  if (leftTime === undefined || rightTime === undefined) return;
-  const bounds = new Set(conditions.flatMap((condition) => timeBounds(condition, scope, leftTime, rightTime)));
-  if (bounds.has('lower') && bounds.has('upper')) {
-    throw new SqlUnsupportedError(
-      "an interval join (bounds between the two inputs' time attributes; CAST them to TIMESTAMP(3) for a regular join that keeps every row)",
-      join.position,
-      text,
-    );
-  }
-}
-
-/** How a condition bounds the left input's time attribute by the right one's (plus or minus constants): from below, from above, both (BETWEEN), or not. */
-function timeBounds(condition: Expression, scope: Scope, leftTime: number, rightTime: number): ('lower' | 'upper')[] {
-  const onlyTime = (expression: Expression, time: number) => {
-    const columns = columnsOf(expression, scope);
-    return columns.length > 0 && columns.every((column) => column === time);
-  };
-  const bound = (a: Expression, operator: string, b: Expression): ('lower' | 'upper')[] => {
-    const below = operator === '>' || operator === '>=';
-    if (onlyTime(a, leftTime) && onlyTime(b, rightTime)) return [below ? 'lower' : 'upper'];
-    if (onlyTime(a, rightTime) && onlyTime(b, leftTime)) return [below ? 'upper' : 'lower'];
-    return [];
-  };
-  if (condition.kind === 'binary' && ['<', '<=', '>', '>='].includes(condition.operator)) return bound(condition.left, condition.operator, condition.right);
-  if (condition.kind === 'between' && !condition.negated) return [...bound(condition.operand, '>=', condition.low), ...bound(condition.operand, '<=', condition.high)];
-  return [];
 }
 
 /** A window TVF on either side of a join is Flink's window join, which Sluice does not run yet. */

@@ -69,3 +69,34 @@ ${TABLES}INSERT INTO sales SELECT P.name, A.item FROM auctions AS A JOIN people 
     ]);
   });
 });
+
+const TIMED = `CREATE TABLE offers (item STRING, price BIGINT, at_ms BIGINT, at AS TO_TIMESTAMP_LTZ(at_ms, 3), WATERMARK FOR at AS at)
+  WITH ('connector' = 'kafka', 'topic' = 'offers', ${BROKERS}, 'properties.group.id' = 'g', 'format' = 'json');
+CREATE TABLE takes (item STRING, buyer STRING, at_ms BIGINT, at AS TO_TIMESTAMP_LTZ(at_ms, 3), WATERMARK FOR at AS at)
+  WITH ('connector' = 'kafka', 'topic' = 'takes', ${BROKERS}, 'properties.group.id' = 'g', 'format' = 'json');
+CREATE TABLE deals (item STRING, price BIGINT, buyer STRING) WITH ('connector' = 'kafka', 'topic' = 'deals', ${BROKERS}, 'format' = 'json');
+INSERT INTO deals SELECT O.item, O.price, T.buyer FROM offers AS O JOIN takes AS T
+  ON O.item = T.item AND T.at BETWEEN O.at AND O.at + INTERVAL '10' SECOND;`;
+
+describe('SQL interval joins', () => {
+  it('join the rows of a key within the interval, and drop each once the watermark has passed it', () => {
+    const harness = new PipelineTestHarness(sqlPipeline(TIMED, { name: 'joins' }), { sourcePartitions: { offers: [0], takes: [0] } });
+    const join = describePlan(harness.plan)
+      .stages.flatMap((stage) => stage.operators)
+      .find((operator) => operator.description.startsWith('IntervalJoin('));
+    expect(join?.description).toContain('interval=[right − left in [0, 10000] ms]');
+    expect(join?.description).toMatch(/\[insert-only\]$/);
+    const [leftRows, rightRows] = (join?.state ?? []).map((state) => state.name.split('/'));
+    harness.send('offers', [json({ item: 'lamp', price: 5, at_ms: 1_000 }), json({ item: 'desk', price: 9, at_ms: 2_000 })]);
+    harness.send('takes', [json({ item: 'lamp', buyer: 'ada', at_ms: 11_000 }), json({ item: 'desk', buyer: 'bob', at_ms: 12_001 }), json({ item: 'lamp', buyer: 'cy', at_ms: 500 })]);
+    expect(harness.outputValues('deals')).toEqual(['{"item":"lamp","price":5,"buyer":"ada"}']);
+    // Both inputs' watermarks at 13 s: no row of either can find a partner any more.
+    harness.send('offers', [json({ item: 'rug', price: 1, at_ms: 13_000 })]);
+    harness.send('takes', [json({ item: 'mat', buyer: 'dan', at_ms: 13_000 })]);
+    const kept = (names: string[] | undefined) => [...harness.stateOf(names?.[0] ?? '', names?.[1] ?? '').keys()];
+    expect(kept(leftRows)).toEqual(['"rug"']);
+    expect(kept(rightRows)).toEqual(['"mat"']);
+    harness.finish();
+    expect(harness.outputValues('deals')).toHaveLength(1);
+  });
+});
