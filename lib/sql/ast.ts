@@ -37,6 +37,15 @@ export type Expression =
 export interface OverClause {
   readonly partitionBy: readonly Expression[];
   readonly orderBy: readonly { readonly expression: Expression; readonly descending: boolean }[];
+  /** ROWS or RANGE BETWEEN … PRECEDING AND CURRENT ROW, if written. */
+  readonly frame: OverFrame | undefined;
+  readonly position: SqlPosition;
+}
+
+/** A frame that ends at the current row: `preceding` rows (ROWS) or ms (RANGE) before it, undefined for UNBOUNDED. */
+export interface OverFrame {
+  readonly unit: 'ROWS' | 'RANGE';
+  readonly preceding: number | undefined;
   readonly position: SqlPosition;
 }
 

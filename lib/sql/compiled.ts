@@ -18,6 +18,8 @@ export interface Scope {
   readonly zone: string;
   /** Expressions a grouped query has computed already (its keys and aggregates): their canonical text → position in the row. */
   readonly computed?: ReadonlyMap<string, number>;
+  /** The values an OVER aggregation has added to each row: each OVER call's canonical text → position in the row. */
+  readonly overResults?: ReadonlyMap<string, number>;
   /** The user-defined functions registered with createTemporarySystemFunction, by upper-case name. */
   readonly functions: ReadonlyMap<string, UserFunction>;
 }

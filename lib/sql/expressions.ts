@@ -127,6 +127,10 @@ export function compileExpression(expression: Expression, scope: Scope): Compile
     case 'case':
       return caseWhen(expression, scope);
     case 'call':
+      if (expression.over && scope.overResults?.has(canonical(expression))) {
+        const index = scope.overResults.get(canonical(expression)) as number;
+        return { type: (scope.fields[index] as Field).type, evaluate: (row) => row[index] ?? null };
+      }
       if (expression.over) {
         const feature = expression.name === 'ROW_NUMBER' ? 'ROW_NUMBER() other than in a Top-N (a subquery selecting it, and WHERE rownum <= N over that)' : 'OVER aggregations';
         throw new SqlUnsupportedError(feature, expression.position, scope.text);

@@ -1,4 +1,4 @@
-import type { ColumnDefinition, CreateTable, Expression, JoinType, OverClause, Query, Relation, Select, SelectItem, Statement, TypeName } from './ast.js';
+import type { ColumnDefinition, CreateTable, Expression, JoinType, OverClause, OverFrame, Query, Relation, Select, SelectItem, Statement, TypeName } from './ast.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { tokenize, type Token } from './lexer.js';
 
@@ -597,9 +597,34 @@ class Parser {
           return { expression, descending };
         })
       : [];
-    if (['ROWS', 'RANGE'].includes(this.peek().upper)) throw new SqlUnsupportedError('OVER aggregations (a ROWS or RANGE frame)', this.peek().position, this.text);
+    const frame = ['ROWS', 'RANGE'].includes(this.peek().upper) ? this.overFrame() : undefined;
     this.expect(')');
-    return { partitionBy, orderBy, position: start.position };
+    return { partitionBy, orderBy, frame, position: start.position };
+  }
+
+  /** ROWS or RANGE, BETWEEN a start AND CURRENT ROW or the start alone: UNBOUNDED, n rows or an interval PRECEDING, or CURRENT ROW. */
+  private overFrame(): OverFrame {
+    const start = this.peek();
+    const unit = this.word() as OverFrame['unit'];
+    const between = this.acceptWords('BETWEEN');
+    let preceding: number | undefined;
+    if (this.acceptWords('UNBOUNDED')) {
+      this.expectWords('PRECEDING');
+      preceding = undefined;
+    } else if (this.acceptWords('CURRENT', 'ROW')) {
+      preceding = 0;
+    } else {
+      const amount = this.peek();
+      preceding = unit === 'ROWS' ? Number(this.expectKind('number').text) : this.acceptWords('INTERVAL') ? (this.interval(amount.position) as Extract<Expression, { kind: 'interval' }>).millis : undefined;
+      if (preceding === undefined) throw this.error(`expected a RANGE frame's start as INTERVAL '1' HOUR PRECEDING, found ${this.describe(amount)}`, amount);
+      if (this.peek().upper === 'FOLLOWING') throw new SqlUnsupportedError('an OVER frame that starts after the current row', this.peek().position, this.text);
+      this.expectWords('PRECEDING');
+    }
+    if (between) {
+      this.expectWords('AND');
+      if (!this.acceptWords('CURRENT', 'ROW')) throw new SqlUnsupportedError('an OVER frame that ends after the current row (… FOLLOWING)', this.peek().position, this.text);
+    }
+    return { unit, preceding, position: start.position };
   }
 
   /** SUBSTRING(s FROM a [FOR b]), TRIM([BOTH|LEADING|TRAILING] [c] FROM s), POSITION(a IN b), EXTRACT(unit FROM t): Flink's keyword forms beside the comma ones. */

@@ -8,6 +8,7 @@ import { SqlError, SqlUnsupportedError } from './errors.js';
 import type { Compiled, Field, Row, Scope } from './compiled.js';
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
 import { planRegularJoin, refuseWindowJoin } from './joins.js';
+import { overCalls, planOverAggregate } from './over-aggregates.js';
 import { planRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
 import { commonType } from './type-rules.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
@@ -240,13 +241,19 @@ function planSelect(written: Select, context: PlanContext, text: string): Planne
   const from = ranking ? planTopN(ranking, select.from.alias, context, text) : planRelation(select.from, context, text, select.where);
   const calls = [...select.items.flatMap((item) => aggregateCalls(item.expression)), ...aggregateCalls(select.having)];
   const grouped = select.groupBy.length > 0 || calls.length > 0;
+  const overs = select.items.flatMap((item) => overCalls(item.expression));
+  if (overs.length > 0 && grouped) throw new SqlUnsupportedError('an OVER aggregation in a grouped query', overs[0]?.position, text);
   if (grouped) {
     if (isWindowed(from)) return planWindowAggregate(select, from, calls, context, text);
     return planGroupAggregate(select, from, calls, context, text);
   }
   if (select.having) throw new SqlError('HAVING needs GROUP BY or an aggregate', select.having.position, text);
   const input = materialized(from, context, text);
-  return project(select, input, context, text);
+  if (overs.length === 0) return project(select, input, context, text);
+  // WHERE filters the rows before the OVER aggregation sees them, as SQL orders the clauses.
+  const condition = select.where && compileBoolean(select.where, scopeOf(input.fields, context, text), 'WHERE');
+  const { relation, results } = planOverAggregate(select, overs, { ...input, stream: filtered(input, condition, context) }, context, text);
+  return project({ ...select, where: undefined }, relation, context, text, results);
 }
 
 /**
@@ -270,8 +277,8 @@ function planTopN(ranking: Ranking, alias: string | undefined, context: PlanCont
   return alias ? qualified(projected, alias) : projected;
 }
 
-function project(select: Select, input: PlannedRelation, context: PlanContext, text: string): PlannedRelation {
-  const scope = scopeOf(input.fields, context, text);
+function project(select: Select, input: PlannedRelation, context: PlanContext, text: string, overResults?: ReadonlyMap<string, number>): PlannedRelation {
+  const scope = { ...scopeOf(input.fields, context, text), ...(overResults ? { overResults } : {}) };
   const condition = select.where && compileBoolean(select.where, scope, 'WHERE');
   const items = selectItems(select, input.fields, text).map(({ expression, name }) => ({ name, compiled: compileExpression(expression, scope), expression }));
   const rowtime = items.findIndex(({ expression }) => expression.kind === 'column' && resolveField(scope, expression.name, expression.table, expression.position) === input.rowtime);

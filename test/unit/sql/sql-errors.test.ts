@@ -42,8 +42,9 @@ describe('SQL errors', () => {
     ['a LEFT OUTER interval join (an INNER one runs)', "SELECT a.k, b.v FROM events a LEFT JOIN events b ON a.k = b.k AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' MINUTE"],
     ['JOIN … USING (write the columns in ON)', 'SELECT a.k, b.v FROM events a JOIN events b USING (k)'],
     ['INSERT INTO sink of the +I, -D changes the LEFT JOIN makes (toChangelogStream reads them)', 'SELECT a.k, b.v FROM events a LEFT JOIN events b ON a.k = b.k'],
-    ['OVER aggregations', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) FROM events'],
-    ['OVER aggregations (a ROWS or RANGE frame)', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM events'],
+    ['an OVER frame that ends after the current row (… FOLLOWING)', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING) FROM events'],
+    ['an OVER aggregation in a grouped query', 'SELECT k, COUNT(*), SUM(COUNT(*)) OVER (ORDER BY k) FROM events GROUP BY k'],
+    ['OVER aggregations', 'SELECT k FROM events WHERE SUM(v) OVER (PARTITION BY k ORDER BY ts) > 2'],
     ['ROW_NUMBER() without a WHERE rn <= N over it (an OVER aggregation rather than a Top-N)', 'SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM events) WHERE v > 1'],
     ['a window Top-N (ROW_NUMBER() over a window table function)', "SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v) AS rn FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn <= 3"],
     ['a Top-N over an aggregation (an updating input)', 'SELECT k, n FROM (SELECT k, COUNT(*) AS n, ROW_NUMBER() OVER (ORDER BY k) AS rn FROM events GROUP BY k) WHERE rn <= 3'],
@@ -55,6 +56,18 @@ describe('SQL errors', () => {
     expect(error).toBeInstanceOf(SqlUnsupportedError);
     expect(error.message).toContain(`${feature} is not supported by Sluice yet`);
     expect(error.position?.line).toBe(4);
+  });
+
+  it("refuse an OVER window not ordered by the time attribute, or two different windows in one SELECT, with Flink's rule", () => {
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY v) FROM events;`).message).toContain(
+      'an OVER window in a stream is ordered by one time attribute, ascending (ORDER BY its rowtime column), as in Flink',
+    );
+    expect(
+      sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) - MIN(v) OVER (ORDER BY ts) FROM events;`).message,
+    ).toContain('every OVER aggregation of a SELECT must have the same window (PARTITION BY, ORDER BY and frame), as in Flink');
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FILTER (WHERE v > 1) OVER (PARTITION BY k ORDER BY ts) FROM events;`).message).toContain(
+      'FILTER does not apply to an OVER aggregation, in Flink either',
+    );
   });
 
   it("refuse an updating query into a kafka sink with Flink's reason, and say to use upsert-kafka", () => {

@@ -1,5 +1,5 @@
-// SELECT DISTINCT and WITH through the whole pipeline harness: what each writes to Kafka, and
-// what each refuses. test/conformance's sql-select-distinct and sql-with hold them to Flink.
+// SELECT DISTINCT, WITH and OVER through the whole pipeline harness: what each writes to Kafka, and
+// what each refuses. test/conformance's sql-select-distinct, sql-with and sql-over-* hold them to Flink.
 import { describe, expect, it } from 'vitest';
 import { sqlPipeline, SqlUnsupportedError } from '../../../lib/sql/index.js';
 import { PipelineTestHarness } from '../../../lib/testing/index.js';
@@ -27,7 +27,7 @@ const BIDS_SENT: Bid[] = [
 ];
 
 function run(script: string, bids: readonly Bid[] = BIDS_SENT): PipelineTestHarness {
-  const harness = new PipelineTestHarness(sqlPipeline(script, { name: 'distinct-and-with' }), { sourcePartitions: { bids: [0] } });
+  const harness = new PipelineTestHarness(sqlPipeline(script, { name: 'query-clauses' }), { sourcePartitions: { bids: [0] } });
   harness.send(
     'bids',
     bids.map(([auction, bidder, price, at]) => ({ value: JSON.stringify({ auction, bidder, price, at_ms: at }) })),
@@ -97,5 +97,23 @@ INSERT INTO out SELECT auction FROM bidsOfOne;`);
     expect(sqlFailure(`${BIDS}${sink}INSERT INTO out WITH a AS (SELECT auction FROM b), b AS (SELECT auction FROM bids) SELECT auction FROM a;`).message).toContain(
       "object 'b' not found",
     );
+  });
+});
+
+describe('OVER aggregations', () => {
+  it("write each bid with its auction's last two bids' count and its share of their prices, once the watermark passes it", () => {
+    const harness = run(`${BIDS}${kafkaTable('shares', 'auction BIGINT, price BIGINT, n BIGINT, share BIGINT')}
+INSERT INTO shares SELECT auction, price,
+  COUNT(*) OVER (PARTITION BY auction ORDER BY at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW),
+  price * 100 / SUM(price) OVER (PARTITION BY auction ORDER BY at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
+FROM bids;`);
+    expect(values(harness, 'shares').map(([, value]) => value)).toEqual([
+      '{"auction":1,"price":5,"n":1,"share":100}',
+      '{"auction":1,"price":8,"n":2,"share":61}',
+      '{"auction":2,"price":3,"n":1,"share":100}',
+      '{"auction":1,"price":6,"n":2,"share":42}',
+      '{"auction":2,"price":9,"n":2,"share":75}',
+      '{"auction":1,"price":2,"n":2,"share":25}',
+    ]);
   });
 });
