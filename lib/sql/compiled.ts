@@ -8,6 +8,15 @@ export interface Field {
   readonly qualifier?: string | undefined;
   /** A column a plan adds for itself (a Top-N's rank before its query names it): `*` leaves it out. */
   readonly hidden?: boolean;
+  /** The start or end of the window a window aggregation's row is of, carried as the column is selected: a GROUP BY of both cascades the window. */
+  readonly window?: WindowBound;
+}
+
+/** Which bound of which window aggregation's windows a column holds. */
+export interface WindowBound {
+  readonly bound: 'start' | 'end';
+  /** The window aggregation, one symbol each: a cascade groups by both bounds of one. */
+  readonly of: symbol;
 }
 
 /** What an expression may name, and the session it is evaluated in. */

@@ -5,7 +5,7 @@ import { aggregateFunction, compileAggregate, type AggregateCall } from './aggre
 import type { Expression, Query, Relation, Select } from './ast.js';
 import { withWindowTableFunction } from './group-windows.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
-import type { Compiled, Field, Row, Scope } from './compiled.js';
+import type { Compiled, Field, Row, Scope, WindowBound } from './compiled.js';
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
 import { planRegularJoin, refuseWindowJoin } from './joins.js';
 import { overCalls, planOverAggregate } from './over-aggregates.js';
@@ -288,8 +288,10 @@ function project(select: Select, input: PlannedRelation, context: PlanContext, t
   const width = input.fields.length;
   const project = input.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
   const stream = identity ? rows : sqlOperator(rows.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(input));
-  const fields = uniqueNames(items).map((item, i) => ({ name: item.name, type: i === rowtime ? item.compiled.type : plainTime(item.compiled.type) }));
   const positions = items.map(({ expression }) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
+  const fields = uniqueNames(items).map((item, i) =>
+    withWindow({ name: item.name, type: i === rowtime ? item.compiled.type : plainTime(item.compiled.type) }, input.fields[positions[i] ?? -1]?.window),
+  );
   return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(input.updating ? { updating: keptKeys(input.updating, positions) } : {}) };
 }
 
@@ -309,8 +311,13 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   const aggregates: AggregateCall[] = calls.map((call) => compileAggregate(call, inputScope));
   const condition = select.where && compileBoolean(select.where, inputScope, 'WHERE');
   // The aggregated row: the window's columns, then the keys, then the aggregates' results.
+  const windows = Symbol(relation.function);
+  const bounds: readonly (WindowBound | undefined)[] = [
+    { bound: 'start', of: windows },
+    { bound: 'end', of: windows },
+  ];
   const fields: Field[] = [
-    ...from.fields.slice(input.fields.length),
+    ...from.fields.slice(input.fields.length).map((field, i) => withWindow(field, bounds[i])),
     ...keys.map(({ expression, compiled }) => ({ name: expression.kind === 'column' ? expression.name : 'key', type: compiled.type })),
     ...aggregates.map((a) => ({ name: a.expression.name, type: a.type })),
   ];
@@ -336,6 +343,10 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   return projectGrouped(select, grouped, outputScope, context, text);
 }
 
+function withWindow(field: Field, window: WindowBound | undefined): Field {
+  return window ? { ...field, window } : field;
+}
+
 /** The upsert keys a projection keeps: where each key column went, if every one did. */
 function keptKeys(updating: NonNullable<PlannedRelation['updating']>, positions: readonly number[]): NonNullable<PlannedRelation['updating']> {
   const keys = updating.keys.map((key) => positions.indexOf(key));
@@ -351,19 +362,9 @@ function keptKeys(updating: NonNullable<PlannedRelation['updating']>, positions:
 function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extract<Expression, { kind: 'call' }>[], context: PlanContext, text: string): PlannedRelation {
   const inputScope = scopeOf(input.fields, context, text);
   const retracting = input.updating !== undefined;
-  const keys = select.groupBy.map((expression) => ({ expression, compiled: compileExpression(expression, inputScope) }));
-  const aggregates = calls.map((call) => compileAggregate(call, inputScope, retracting));
-  const condition = select.where && compileBoolean(select.where, inputScope, 'WHERE');
-  const fields: Field[] = [
-    ...keys.map(({ expression, compiled }) => ({ name: expression.kind === 'column' ? expression.name : 'key', type: compiled.type })),
-    ...aggregates.map((a) => ({ name: a.expression.name, type: a.type })),
-  ];
-  const computed = new Map<string, number>();
-  keys.forEach(({ expression }, i) => computed.set(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression), i));
-  aggregates.forEach((a, i) => computed.set(canonical(a.expression), keys.length + i));
-  const keyEvaluators = keys.map((k) => k.compiled.evaluate);
-  const { keyOf } = groupKey(keyEvaluators);
-  const aggregate = aggregateFunction(aggregates);
+  const windowEnd = cascadedWindowEnd(select.groupBy, inputScope);
+  if (windowEnd !== undefined && !retracting) return planCascadedWindowAggregate(select, input, calls, windowEnd, context, text);
+  const { keys, aggregates, condition, fields, computed, keyEvaluators, keyOf, aggregate } = grouping(select, input, calls, inputScope, retracting);
   const retract = (row: Row, accumulators: unknown[]) => aggregates.map((call, i) => (call.retract as NonNullable<typeof call.retract>)(accumulators[i], row));
   const accumulators = expiring(new ValueStateDescriptor<unknown[]>('accumulators'), context);
   // Over a changelog, how many rows each key holds: none left, the key is deleted.
@@ -423,6 +424,74 @@ function planDistinct(selected: PlannedRelation, select: Select, context: PlanCo
   return { ...distinct, updating: { ...(distinct.updating as NonNullable<PlannedRelation['updating']>), producer: 'SELECT DISTINCT' } };
 }
 
+/** A GROUP BY's keys and aggregates compiled over its input, the row it makes (keys, then aggregates' results) and where each stands in it. */
+function grouping(select: Select, input: PlannedRelation, calls: readonly Extract<Expression, { kind: 'call' }>[], inputScope: Scope, retracting: boolean) {
+  const keys = select.groupBy.map((expression) => ({ expression, compiled: compileExpression(expression, inputScope) }));
+  const aggregates = calls.map((call) => compileAggregate(call, inputScope, retracting));
+  const condition = select.where && compileBoolean(select.where, inputScope, 'WHERE');
+  const windowOf = (expression: Expression) => (expression.kind === 'column' ? input.fields[resolveField(inputScope, expression.name, expression.table, expression.position)]?.window : undefined);
+  const fields: Field[] = [
+    ...keys.map(({ expression, compiled }) => withWindow({ name: expression.kind === 'column' ? expression.name : 'key', type: compiled.type }, windowOf(expression))),
+    ...aggregates.map((a) => ({ name: a.expression.name, type: a.type })),
+  ];
+  const computed = new Map<string, number>();
+  keys.forEach(({ expression }, i) => computed.set(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression), i));
+  aggregates.forEach((a, i) => computed.set(canonical(a.expression), keys.length + i));
+  const keyEvaluators = keys.map((k) => k.compiled.evaluate);
+  const { keyOf } = groupKey(keyEvaluators);
+  return { keys, aggregates, condition, fields, computed, keyEvaluators, keyOf, aggregate: aggregateFunction(aggregates) };
+}
+
+/**
+ * Where a GROUP BY's keys hold the end of a window aggregation's windows, if they hold both its
+ * start and its end, as Flink's cascaded window aggregation groups by them.
+ */
+function cascadedWindowEnd(groupBy: readonly Expression[], scope: Scope): number | undefined {
+  const bounds = groupBy.flatMap((expression) => {
+    if (expression.kind !== 'column') return [];
+    const index = resolveField(scope, expression.name, expression.table, expression.position);
+    const window = scope.fields[index]?.window;
+    return window ? [{ index, window }] : [];
+  });
+  const end = bounds.find(({ window }) => window.bound === 'end');
+  return end && bounds.some(({ window }) => window.bound === 'start' && window.of === end.window.of) ? end.index : undefined;
+}
+
+/**
+ * A GROUP BY of a window aggregation's window_start and window_end (as selected, under any name):
+ * Flink's cascaded window aggregation. A window's rows all come when the watermark passes its end,
+ * so each group is aggregated as they come and emitted once, insert-only, when the watermark
+ * passes the window's last millisecond; its state is then cleared.
+ */
+function planCascadedWindowAggregate(select: Select, input: PlannedRelation, calls: Extract<Expression, { kind: 'call' }>[], windowEnd: number, context: PlanContext, text: string): PlannedRelation {
+  const { keys, condition, fields, computed, keyEvaluators, keyOf, aggregate } = grouping(select, input, calls, scopeOf(input.fields, context, text), false);
+  const group = expiring(new ValueStateDescriptor<{ keys: Row; accumulators: unknown[] }>('window-group'), context);
+  const aggregated = filtered(input, condition, context)
+    .keyBy((row) => keyOf(row))
+    .withState((state) => state.getState(group))
+    .process<Row>({
+      processElement(row, { state, timerService }) {
+        const held = state.value();
+        state.update({ keys: held?.keys ?? keyEvaluators.map((evaluate) => evaluate(row)), accumulators: aggregate.add(row, held?.accumulators ?? aggregate.createAccumulator()) });
+        timerService().registerEventTimeTimer((row[windowEnd] as number) - 1);
+      },
+      onTimer(_timestamp, { state }, out) {
+        const held = state.value();
+        if (!held) return;
+        out.collect([...held.keys, ...aggregate.getResult(held.accumulators)]);
+        state.clear();
+      },
+    });
+  sqlOperator(
+    aggregated,
+    context,
+    'window-aggregate',
+    `WindowAggregate(groupBy=[${columnList(fields.slice(0, keys.length))}], window=[the input's windows], select=[${columnList(fields)}])`,
+    'insert-only',
+  );
+  return projectGrouped(select, { stream: aggregated, fields, rowtime: undefined }, { ...scopeOf(fields, context, text), computed }, context, text);
+}
+
 /** A session window is per key: its PARTITION BY columns are the aggregation's keys, as Flink's session aggregation requires. */
 function sessionKeysMatch(relation: Extract<Relation, { kind: 'window' }>, keys: readonly Expression[], text: string): void {
   const grouped = keys.map((k) => (k.kind === 'column' ? k.name.toLowerCase() : '')).sort();
@@ -447,7 +516,7 @@ function projectGrouped(select: Select, grouped: PlannedRelation, scope: Scope, 
   const project = grouped.updating ? (row: Row) => [...evaluators.map((evaluate) => evaluate(row)), row[width] ?? null] : (row: Row) => evaluators.map((evaluate) => evaluate(row));
   const stream = sqlOperator(kept.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(grouped));
   const positions = items.map(({ expression }) => scope.computed?.get(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression)) ?? -1);
-  const fields = uniqueNames(items).map((item) => ({ name: item.name, type: item.compiled.type }));
+  const fields = uniqueNames(items).map((item, i) => withWindow({ name: item.name, type: item.compiled.type }, grouped.fields[positions[i] ?? -1]?.window));
   return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(grouped.updating ? { updating: keptKeys(grouped.updating, positions) } : {}) };
 }
 
