@@ -39,6 +39,8 @@ export interface OverClause {
   readonly orderBy: readonly { readonly expression: Expression; readonly descending: boolean }[];
   /** ROWS or RANGE BETWEEN … PRECEDING AND CURRENT ROW, if written. */
   readonly frame: OverFrame | undefined;
+  /** `OVER w`: the SELECT's WINDOW clause defines it, and the parser puts its definition here. */
+  readonly windowName?: string;
   readonly position: SqlPosition;
 }
 
@@ -134,3 +136,35 @@ export type Statement =
   | { readonly kind: 'insert'; readonly table: string; readonly columns: readonly string[] | undefined; readonly query: Query; readonly position: SqlPosition }
   | { readonly kind: 'statementSet'; readonly inserts: readonly Extract<Statement, { kind: 'insert' }>[]; readonly position: SqlPosition }
   | { readonly kind: 'query'; readonly query: Query; readonly position: SqlPosition };
+
+/** The expression with each subexpression `replace` gives a replacement for replaced. */
+export function rewriteExpression(expression: Expression, replace: (expression: Expression) => Expression | undefined): Expression {
+  const replaced = replace(expression);
+  if (replaced) return replaced;
+  const again = (e: Expression) => rewriteExpression(e, replace);
+  switch (expression.kind) {
+    case 'unary':
+    case 'isNull':
+    case 'cast':
+      return { ...expression, operand: again(expression.operand) };
+    case 'binary':
+      return { ...expression, left: again(expression.left), right: again(expression.right) };
+    case 'between':
+      return { ...expression, operand: again(expression.operand), low: again(expression.low), high: again(expression.high) };
+    case 'in':
+      return { ...expression, operand: again(expression.operand), list: expression.list.map(again) };
+    case 'like':
+      return { ...expression, operand: again(expression.operand), pattern: again(expression.pattern) };
+    case 'case':
+      return {
+        ...expression,
+        operand: expression.operand && again(expression.operand),
+        branches: expression.branches.map((b) => ({ when: again(b.when), then: again(b.then) })),
+        otherwise: expression.otherwise && again(expression.otherwise),
+      };
+    case 'call':
+      return { ...expression, args: expression.args.map(again), filter: expression.filter && again(expression.filter) };
+    default:
+      return expression;
+  }
+}

@@ -2,7 +2,7 @@
 // TUMBLE(ts, size), HOP(ts, slide, size) or SESSION(ts, gap), with TUMBLE_START, …_END and
 // …_ROWTIME in the SELECT list. Each query in that form is the same query over the window
 // table function, which is how Sluice plans it: the same windows, the same results.
-import type { Expression, Relation, Select } from './ast.js';
+import { rewriteExpression, type Expression, type Relation, type Select } from './ast.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import { canonical } from './expressions.js';
 
@@ -46,8 +46,8 @@ export function withWindowTableFunction(select: Select, text: string): Select {
   return {
     ...select,
     from,
-    items: select.items.map((item) => ({ ...item, expression: rewrite(item.expression, auxiliary) })),
-    having: select.having && rewrite(select.having, auxiliary),
+    items: select.items.map((item) => ({ ...item, expression: rewriteExpression(item.expression, auxiliary) })),
+    having: select.having && rewriteExpression(select.having, auxiliary),
     groupBy: [...keys, boundary('window_start'), boundary('window_end')],
   };
 }
@@ -73,34 +73,3 @@ function argumentsOf(call: Call): string {
   return call.args.map((arg) => canonical(arg.kind === 'column' ? { ...arg, table: undefined } : arg)).join(',');
 }
 
-/** The expression with each subexpression `replace` gives a replacement for replaced. */
-function rewrite(expression: Expression, replace: (expression: Expression) => Expression | undefined): Expression {
-  const replaced = replace(expression);
-  if (replaced) return replaced;
-  const again = (e: Expression) => rewrite(e, replace);
-  switch (expression.kind) {
-    case 'unary':
-    case 'isNull':
-    case 'cast':
-      return { ...expression, operand: again(expression.operand) };
-    case 'binary':
-      return { ...expression, left: again(expression.left), right: again(expression.right) };
-    case 'between':
-      return { ...expression, operand: again(expression.operand), low: again(expression.low), high: again(expression.high) };
-    case 'in':
-      return { ...expression, operand: again(expression.operand), list: expression.list.map(again) };
-    case 'like':
-      return { ...expression, operand: again(expression.operand), pattern: again(expression.pattern) };
-    case 'case':
-      return {
-        ...expression,
-        operand: expression.operand && again(expression.operand),
-        branches: expression.branches.map((b) => ({ when: again(b.when), then: again(b.then) })),
-        otherwise: expression.otherwise && again(expression.otherwise),
-      };
-    case 'call':
-      return { ...expression, args: expression.args.map(again), filter: expression.filter && again(expression.filter) };
-    default:
-      return expression;
-  }
-}

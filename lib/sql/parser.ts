@@ -1,4 +1,4 @@
-import type { ColumnDefinition, CreateTable, Expression, JoinType, OverClause, OverFrame, Query, Relation, Select, SelectItem, Statement, TypeName } from './ast.js';
+import { rewriteExpression, type ColumnDefinition, type CreateTable, type Expression, type JoinType, type OverClause, type OverFrame, type Query, type Relation, type Select, type SelectItem, type Statement, type TypeName } from './ast.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { tokenize, type Token } from './lexer.js';
 
@@ -262,8 +262,16 @@ class Parser {
     const where = this.acceptWords('WHERE') ? this.expression() : undefined;
     const groupBy = this.acceptWords('GROUP', 'BY') ? this.commaSeparated(() => this.expression()) : [];
     const having = this.acceptWords('HAVING') ? this.expression() : undefined;
-    if (this.peek().upper === 'WINDOW') throw new SqlUnsupportedError('a WINDOW clause', this.peek().position, this.text);
-    return { kind: 'select', distinct, items, from, where, groupBy, having, position: start.position };
+    const windows = new Map<string, OverClause>();
+    if (this.acceptWords('WINDOW')) {
+      do {
+        const name = this.identifier();
+        this.expectWords('AS');
+        windows.set(name.toLowerCase(), this.overSpecification(this.peek()));
+      } while (this.accept(','));
+    }
+    const named = (expression: Expression) => withNamedWindows(expression, windows, this.text);
+    return { kind: 'select', distinct, items: items.map((item) => ({ ...item, expression: named(item.expression) })), from, where, groupBy, having, position: start.position };
   }
 
   private selectItem(): SelectItem {
@@ -582,11 +590,17 @@ class Parser {
     return { kind: 'call', name, args, distinct, filter, star, over, position };
   }
 
-  /** OVER (PARTITION BY … ORDER BY … [ASC|DESC], …); frames and named windows are not run yet. */
+  /** OVER (PARTITION BY … ORDER BY … [ASC|DESC], … [frame]), or OVER a window the SELECT's WINDOW clause names. */
   private over(): OverClause {
     const start = this.peek();
     this.expectWords('OVER');
-    if (!this.accept('(')) throw new SqlUnsupportedError('a named OVER window', this.peek().position, this.text);
+    if (this.peek().text !== '(') return { partitionBy: [], orderBy: [], frame: undefined, windowName: this.identifier(), position: start.position };
+    return this.overSpecification(start);
+  }
+
+  /** (PARTITION BY … ORDER BY … [frame]), as OVER and a WINDOW clause write it. */
+  private overSpecification(start: Token): OverClause {
+    this.expect('(');
     const partitionBy = this.acceptWords('PARTITION', 'BY') ? this.commaSeparated(() => this.expression()) : [];
     const orderBy = this.acceptWords('ORDER', 'BY')
       ? this.commaSeparated(() => {
@@ -795,4 +809,15 @@ function inlineRelation(relation: Relation, named: ReadonlyMap<string, Query>): 
     default:
       return { ...relation, left: inlineRelation(relation.left, named), right: inlineRelation(relation.right, named) };
   }
+}
+
+/** `expression` with each OVER of a named window given that window's definition. */
+function withNamedWindows(expression: Expression, windows: ReadonlyMap<string, OverClause>, text: string): Expression {
+  return rewriteExpression(expression, (inner) => {
+    const name = inner.kind === 'call' ? inner.over?.windowName : undefined;
+    if (inner.kind !== 'call' || name === undefined) return undefined;
+    const over = windows.get(name.toLowerCase());
+    if (!over) throw new SqlError(`OVER ${name} names no window: define it in the SELECT's WINDOW clause, as WINDOW ${name} AS (PARTITION BY … ORDER BY …)`, inner.over?.position, text);
+    return { ...inner, over };
+  });
 }

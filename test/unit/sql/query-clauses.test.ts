@@ -101,12 +101,13 @@ INSERT INTO out SELECT auction FROM bidsOfOne;`);
 });
 
 describe('OVER aggregations', () => {
-  it("write each bid with its auction's last two bids' count and its share of their prices, once the watermark passes it", () => {
+  const lastTwo = 'PARTITION BY auction ORDER BY at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW';
+  it.each([
+    ['written in each OVER', `COUNT(*) OVER (${lastTwo}), price * 100 / SUM(price) OVER (${lastTwo}) FROM bids`],
+    ["named in the SELECT's WINDOW clause", `COUNT(*) OVER w, price * 100 / SUM(price) OVER w FROM bids WINDOW w AS (${lastTwo})`],
+  ])("write each bid with its auction's last two bids' count and its share of their prices, once the watermark passes it: the window %s", (_, query) => {
     const harness = run(`${BIDS}${kafkaTable('shares', 'auction BIGINT, price BIGINT, n BIGINT, share BIGINT')}
-INSERT INTO shares SELECT auction, price,
-  COUNT(*) OVER (PARTITION BY auction ORDER BY at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW),
-  price * 100 / SUM(price) OVER (PARTITION BY auction ORDER BY at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)
-FROM bids;`);
+INSERT INTO shares SELECT auction, price, ${query};`);
     expect(values(harness, 'shares').map(([, value]) => value)).toEqual([
       '{"auction":1,"price":5,"n":1,"share":100}',
       '{"auction":1,"price":8,"n":2,"share":61}',
@@ -115,5 +116,11 @@ FROM bids;`);
       '{"auction":2,"price":9,"n":2,"share":75}',
       '{"auction":1,"price":2,"n":2,"share":25}',
     ]);
+  });
+
+  it('refuse OVER a window the WINDOW clause does not define', () => {
+    expect(sqlFailure(`${BIDS}${kafkaTable('shares', 'auction BIGINT, n BIGINT')}INSERT INTO shares SELECT auction, COUNT(*) OVER v FROM bids WINDOW w AS (${lastTwo});`).message).toContain(
+      "OVER v names no window: define it in the SELECT's WINDOW clause",
+    );
   });
 });
