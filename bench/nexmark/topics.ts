@@ -10,21 +10,27 @@ const WRITE_BATCH = 1_500;
 
 export interface LoadedEvents {
   readonly counts: Readonly<Record<EventKind, number>>;
-  /** The watermark once the closing bids are read: a window ending after it fires only at the end of input. */
+  /** The watermark once the closing events are read: a window ending after it fires only at the end of input. */
   readonly finalWatermarkMs: number;
 }
 
 /**
- * A bid an hour after the last event, on every partition of the bid topic: it moves each
- * partition's watermark past the windows the events leave open, so that an engine that never
- * sees the end of its input (Sluice's handler) fires them as one that does (Flink's bounded read).
+ * A person, an auction and a bid an hour after the last event, on every partition of their
+ * topics: they move each partition's watermark past the windows the events leave open, so that
+ * an engine that never sees the end of its input (Sluice's handler) fires them as one that does
+ * (Flink's bounded read). They join nothing: the auction's id and seller and the person's id are
+ * no event's, and the auction is in no category a query filters on.
  */
-export function closingBid(events: number, options: NexmarkOptions): NexmarkEvent {
+export function closingEvents(events: number, options: NexmarkOptions): NexmarkEvent[] {
   const dateTime = eventTime(eventAt(Math.max(0, events - 1), options)) + 3_600_000;
-  return { kind: 'bid', bid: { auction: 0, bidder: 0, price: 0, channel: 'closing', url: '', dateTime, extra: '' } };
+  return [
+    { kind: 'person', person: { id: -1, name: 'closing', emailAddress: '', creditCard: '', city: '', state: '', dateTime, extra: '' } },
+    { kind: 'auction', auction: { id: -1, itemName: 'closing', description: '', initialBid: 0, reserve: 0, dateTime, expires: dateTime, seller: -2, category: -1, extra: '' } },
+    { kind: 'bid', bid: { auction: 0, bidder: 0, price: 0, channel: 'closing', url: '', dateTime, extra: '' } },
+  ];
 }
 
-/** The events 0 … events - 1, then the closing bids, in the order a partition holds them. */
+/** The events 0 … events - 1, then the closing events, in the order a partition holds them. */
 export function* nexmarkRecords(
   events: number,
   partitions: number,
@@ -35,8 +41,9 @@ export function* nexmarkRecords(
     const event = eventAt(id, options);
     yield { event, kind: event.kind, partition: next[event.kind]++ % partitions, value: eventJson(event), timestamp: eventTime(event) };
   }
-  const closing = closingBid(events, options);
-  for (let partition = 0; partition < partitions; partition++) yield { event: closing, kind: 'bid', partition, value: eventJson(closing), timestamp: eventTime(closing) };
+  for (const closing of closingEvents(events, options)) {
+    for (let partition = 0; partition < partitions; partition++) yield { event: closing, kind: closing.kind, partition, value: eventJson(closing), timestamp: eventTime(closing) };
+  }
 }
 
 export async function loadNexmark(brokers: readonly string[], prefix: string, events: number, partitions: number, options: NexmarkOptions): Promise<LoadedEvents> {
@@ -60,7 +67,8 @@ export async function loadNexmark(brokers: readonly string[], prefix: string, ev
   await writer.write(batch);
   await writer.flush();
   await writer.close();
-  return { counts, finalWatermarkMs: eventTime(closingBid(events, options)) - WATERMARK_DELAY_SECONDS * 1_000 };
+  const [closing] = closingEvents(events, options);
+  return { counts, finalWatermarkMs: (closing ? eventTime(closing) : 0) - WATERMARK_DELAY_SECONDS * 1_000 };
 }
 
 /** Every committed record of the topic, partition by partition. */
