@@ -9,7 +9,7 @@ import type { Compiled, Field, Row, Scope, WindowBound } from './compiled.js';
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
 import { planRegularJoin, refuseWindowJoin } from './joins.js';
 import { overCalls, planOverAggregate } from './over-aggregates.js';
-import { planRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
+import { planRank, planWindowRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
 import { commonType } from './type-rules.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
 import { appendOnly, changelogMode, columnList, expiring, filtered, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
@@ -266,11 +266,12 @@ function planTopN(ranking: Ranking, alias: string | undefined, context: PlanCont
     throw new SqlUnsupportedError('a Top-N over an aggregation (an updating input)', ranking.over.position, text);
   }
   const from = planRelation(inner.from, context, text, inner.where);
-  if (isWindowed(from)) throw new SqlUnsupportedError('a window Top-N (ROW_NUMBER() over a window table function)', ranking.over.position, text);
-  const input = appendOnly(from, 'a Top-N', ranking.over.position, text);
-  const condition = inner.where && compileBoolean(inner.where, scopeOf(input.fields, context, text), 'WHERE');
-  const rows = filtered(input, condition, context);
-  const ranked = planRank({ ...input, stream: rows }, ranking, context, text);
+  const input = appendOnly(materialized(from, context, text), 'a Top-N', ranking.over.position, text);
+  const scope = scopeOf(input.fields, context, text);
+  const condition = inner.where && compileBoolean(inner.where, scope, 'WHERE');
+  const rows = { ...input, stream: filtered(input, condition, context) };
+  const windowEnd = isWindowed(from) ? windowFunctionEnd(ranking.over.partitionBy, scope) : cascadedWindowEnd(ranking.over.partitionBy, scope);
+  const ranked = windowEnd === undefined ? planRank(rows, ranking, context, text) : planWindowRank(rows, ranking, windowEnd, isWindowed(from), context, text);
   const rank: Expression = { kind: 'column', table: undefined, name: RANK_COLUMN, position: ranking.over.position };
   const items = inner.items.map((item, i) => (i === ranking.rankItem ? { expression: rank, alias: item.alias ?? `EXPR$${i}` } : item));
   const projected = project({ ...inner, items, where: undefined }, ranked, context, text);
@@ -440,6 +441,13 @@ function grouping(select: Select, input: PlannedRelation, calls: readonly Extrac
   const keyEvaluators = keys.map((k) => k.compiled.evaluate);
   const { keyOf } = groupKey(keyEvaluators);
   return { keys, aggregates, condition, fields, computed, keyEvaluators, keyOf, aggregate: aggregateFunction(aggregates) };
+}
+
+/** Where a partition of a window function's rows holds their window's end, if it holds both their window_start and their window_end. */
+function windowFunctionEnd(partitionBy: readonly Expression[], scope: Scope): number | undefined {
+  const columns = partitionBy.map((expression) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
+  const end = scope.fields.length - WINDOW_COLUMNS.length + 1;
+  return columns.includes(end - 1) && columns.includes(end) ? end : undefined;
 }
 
 /**

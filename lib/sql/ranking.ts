@@ -5,7 +5,7 @@ import { SqlUnsupportedError } from './errors.js';
 import { compileExpression, conjunction, conjuncts, resolveField } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
 import { changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
-import { BIGINT, plainTime, type SqlValue } from './types.js';
+import { BIGINT, isTemporal, plainTime, type SqlValue } from './types.js';
 import { compareValues } from './values.js';
 
 /** The column a Top-N adds for the rank, before the query that selects ROW_NUMBER() names it. */
@@ -86,28 +86,15 @@ export function rankingOf(select: Select, text: string): Ranking | undefined {
  * state, until `table.exec.state.ttl` expires them.
  */
 export function planRank(input: PlannedRelation, ranking: Ranking, context: PlanContext, text: string): PlannedRelation {
-  const scope = scopeOf(input.fields, context, text);
   const { over, limit, rankSelected } = ranking;
-  const partitions = over.partitionBy.map((expression) => compileExpression(expression, scope));
-  const orders = over.orderBy.map(({ expression, descending }) => ({ compiled: compileExpression(expression, scope), descending, expression }));
+  const { scope, orders, compare, keyOf } = rankOrder(input, ranking, context, text);
   const [firstOrder] = orders;
   const byTime =
     orders.length === 1 && firstOrder?.expression.kind === 'column' && resolveField(scope, firstOrder.expression.name, firstOrder.expression.table, firstOrder.expression.position) === input.rowtime;
   const deduplicate = limit === 1 && !rankSelected && byTime;
   const width = input.fields.length;
-  const compare = (a: Row, b: Row): number => {
-    for (const { compiled, descending } of orders) {
-      const x = compiled.evaluate(a);
-      const y = compiled.evaluate(b);
-      // NULL is the lowest value, as Flink collates it: first ascending, last descending.
-      const order = x === null || y === null ? Number(y === null) - Number(x === null) : compareValues(x, y, compiled.type);
-      if (order !== 0) return descending ? -order : order;
-    }
-    return 0;
-  };
-  const { keyOf } = groupKey(partitions.map((p) => p.evaluate));
   const descriptor = expiring(new ValueStateDescriptor<Row[]>('top-rows'), context);
-  const keyed = input.stream.keyBy((row) => (partitions.length === 0 ? '' : keyOf(row))).withState((state) => state.getState(descriptor));
+  const keyed = input.stream.keyBy((row) => (over.partitionBy.length === 0 ? '' : keyOf(row))).withState((state) => state.getState(descriptor));
   const strategy = !deduplicate ? 'top-n' : orders.some((o) => o.descending) ? 'keep-last' : 'keep-first';
   const time = input.rowtime as number;
   const ranked =
@@ -164,7 +151,7 @@ export function planRank(input: PlannedRelation, ranking: Ranking, context: Plan
             }
           },
         });
-  const partitionColumns = over.partitionBy.map((expression) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
+  const partitionColumns = partitionColumnsOf(over, scope);
   const keys = partitionColumns.includes(-1) ? undefined : partitionColumns;
   const producer = deduplicate ? 'the deduplication (ROW_NUMBER() <= 1)' : `the Top-N (ROW_NUMBER() <= ${limit})`;
   const updating =
@@ -178,12 +165,96 @@ export function planRank(input: PlannedRelation, ranking: Ranking, context: Plan
             { keys: limit === 1 && keys ? keys : [], producer, kinds: '+I, -D' };
   const kept = strategy === 'keep-first' ? input.fields : input.fields.map((f) => ({ ...f, type: plainTime(f.type) }));
   const fields: Field[] = [...kept, { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
-  const order = orders.map(({ expression, descending }) => `${expression.kind === 'column' ? expression.name : 'an expression'} ${descending ? 'DESC' : 'ASC'}`).join(', ');
-  const partitionedBy = columnList(partitionColumns.map((at, i) => ({ name: at < 0 ? `expression ${i + 1}` : (input.fields[at] as Field).name, type: BIGINT })));
+  const order = orderList(orders);
+  const partitionedBy = partitionList(partitionColumns, input.fields);
   const plan = deduplicate
     ? `Deduplicate(keep=[${strategy === 'keep-last' ? 'LastRow' : 'FirstRow'}], key=[${partitionedBy}], order=[ROWTIME], state=[the kept row per key])`
     : `Rank(strategy=[AppendOnlyTopNStrategy], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${order}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}], state=[the top ${limit} rows per key])`;
   const relation: PlannedRelation = { stream: ranked, fields, rowtime: strategy === 'keep-first' ? input.rowtime : undefined, ...(updating ? { updating } : {}) };
   sqlOperator(ranked, context, deduplicate ? 'deduplicate' : 'rank', plan, changelogMode(relation));
+  return relation;
+}
+
+type RankOrder = ReturnType<typeof rankOrder>;
+
+/** A ranking's partition key and its row order over the input's rows. */
+function rankOrder(input: PlannedRelation, { over }: Ranking, context: PlanContext, text: string) {
+  const scope = scopeOf(input.fields, context, text);
+  const partitions = over.partitionBy.map((expression) => compileExpression(expression, scope));
+  const orders = over.orderBy.map(({ expression, descending }) => ({ compiled: compileExpression(expression, scope), descending, expression }));
+  const compare = (a: Row, b: Row): number => {
+    for (const { compiled, descending } of orders) {
+      const x = compiled.evaluate(a);
+      const y = compiled.evaluate(b);
+      // NULL is the lowest value, as Flink collates it: first ascending, last descending.
+      const order = x === null || y === null ? Number(y === null) - Number(x === null) : compareValues(x, y, compiled.type);
+      if (order !== 0) return descending ? -order : order;
+    }
+    return 0;
+  };
+  const { keyOf } = groupKey(partitions.map((p) => p.evaluate));
+  return { scope, orders, compare, keyOf };
+}
+
+function partitionColumnsOf(over: OverClause, scope: RankOrder['scope']): number[] {
+  return over.partitionBy.map((expression) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
+}
+
+function orderList(orders: RankOrder['orders']): string {
+  return orders.map(({ expression, descending }) => `${expression.kind === 'column' ? expression.name : 'an expression'} ${descending ? 'DESC' : 'ASC'}`).join(', ');
+}
+
+function partitionList(partitionColumns: readonly number[], fields: readonly Field[]): string {
+  return columnList(partitionColumns.map((at, i) => ({ name: at < 0 ? `expression ${i + 1}` : (fields[at] as Field).name, type: BIGINT })));
+}
+
+/**
+ * A Top-N partitioned by a window's start and end, as Flink's WindowRank and WindowDeduplicate
+ * run one: each partition's rows are kept until the watermark passes the window's last
+ * millisecond (`windowEnd` is the column of the window's end), then its first N are emitted
+ * once, insert-only, with their ranks when the query selects them, and its state cleared.
+ *
+ * - Ordered by a time attribute with N = 1 and the rank not selected, a window deduplication:
+ *   the earliest row (ascending; of equal times, the first to come) or the latest (descending;
+ *   of equal times, the last to come).
+ * - Otherwise rows of equal order rank in their arrival order.
+ *
+ * `dropLate` drops a row whose window the watermark has passed, as Flink does for rows a window
+ * table function assigns; the rows of a window aggregation all come before its watermark.
+ */
+export function planWindowRank(input: PlannedRelation, ranking: Ranking, windowEnd: number, dropLate: boolean, context: PlanContext, text: string): PlannedRelation {
+  const { over, limit, rankSelected } = ranking;
+  const { scope, orders, compare, keyOf } = rankOrder(input, ranking, context, text);
+  const [firstOrder] = orders;
+  const deduplicate = limit === 1 && !rankSelected && orders.length === 1 && firstOrder !== undefined && isTemporal(firstOrder.compiled.type) && firstOrder.compiled.type.rowtime === true;
+  const keepLast = deduplicate && firstOrder.descending;
+  const descriptor = expiring(new ValueStateDescriptor<Row[]>('window-top-rows'), context);
+  const ranked = input.stream
+    .keyBy((row) => keyOf(row))
+    .withState((state) => state.getState(descriptor))
+    .process<Row>({
+      processElement(row, { state, timerService }) {
+        const lastMillisecond = (row[windowEnd] as number) - 1;
+        if (dropLate && lastMillisecond <= timerService().currentWatermark()) return;
+        const rows = state.value() ?? [];
+        if (rows.length === 0) timerService().registerEventTimeTimer(lastMillisecond);
+        // Deduplicating by time, the later of equal rows wins when keeping the last.
+        const at = rows.findIndex((kept) => (keepLast ? compare(row, kept) <= 0 : compare(row, kept) < 0));
+        const rank = at < 0 ? rows.length : at;
+        if (rank >= limit) return;
+        state.update([...rows.slice(0, rank), row, ...rows.slice(rank)].slice(0, limit));
+      },
+      onTimer(_timestamp, { state }, out) {
+        (state.value() ?? []).forEach((row, i) => out.collect([...row, rankSelected ? i + 1 : null]));
+        state.clear();
+      },
+    });
+  const fields: Field[] = [...input.fields, { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
+  const partitionedBy = partitionList(partitionColumnsOf(over, scope), input.fields);
+  const plan = deduplicate
+    ? `WindowDeduplicate(keep=[${keepLast ? 'LastRow' : 'FirstRow'}], partitionBy=[${partitionedBy}], order=[${orderList(orders)}])`
+    : `WindowRank(rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${orderList(orders)}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}])`;
+  const relation: PlannedRelation = { stream: ranked, fields, rowtime: input.rowtime };
+  sqlOperator(ranked, context, deduplicate ? 'window-deduplicate' : 'window-rank', plan, 'insert-only');
   return relation;
 }

@@ -46,7 +46,6 @@ describe('SQL errors', () => {
     ['an OVER aggregation in a grouped query', 'SELECT k, COUNT(*), SUM(COUNT(*)) OVER (ORDER BY k) FROM events GROUP BY k'],
     ['OVER aggregations', 'SELECT k FROM events WHERE SUM(v) OVER (PARTITION BY k ORDER BY ts) > 2'],
     ['ROW_NUMBER() without a WHERE rn <= N over it (an OVER aggregation rather than a Top-N)', 'SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM events) WHERE v > 1'],
-    ['a window Top-N (ROW_NUMBER() over a window table function)', "SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v) AS rn FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn <= 3"],
     ['a Top-N over an aggregation (an updating input)', 'SELECT k, n FROM (SELECT k, COUNT(*) AS n, ROW_NUMBER() OVER (ORDER BY k) AS rn FROM events GROUP BY k) WHERE rn <= 3'],
     ['the SESSION window function outside a window aggregation', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
     ['ORDER BY', 'SELECT k FROM events ORDER BY k'],
