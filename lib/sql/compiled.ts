@@ -8,15 +8,34 @@ export interface Field {
   readonly qualifier?: string | undefined;
   /** A column a plan adds for itself (a Top-N's rank before its query names it): `*` leaves it out. */
   readonly hidden?: boolean;
-  /** The start or end of the window a window aggregation's row is of, carried as the column is selected: a GROUP BY of both cascades the window. */
+  /**
+   * The start or end of the window a row is of, carried as the column is selected: a GROUP BY of
+   * both is a window aggregation, a Top-N partitioned by both a window Top-N.
+   */
   readonly window?: WindowBound;
 }
 
-/** Which bound of which window aggregation's windows a column holds. */
+/** Which bound of which windows a column holds. */
 export interface WindowBound {
   readonly bound: 'start' | 'end';
-  /** The window aggregation, one symbol each: a cascade groups by both bounds of one. */
+  /** The window table function or window aggregation that made the windows, one symbol each. */
   readonly of: symbol;
+  /**
+   * Whether a row may come after the watermark passed its window's end, and is then late: a
+   * window table function's rows may; a window aggregation's all come before.
+   */
+  readonly rowsMayBeLate: boolean;
+}
+
+/** The columns of rows an operator emits as their windows close: none of them is late downstream. */
+export function emittedAtWindowEnd(fields: readonly Field[]): Field[] {
+  return fields.map((field) => (field.window ? { ...field, window: { ...field.window, rowsMayBeLate: false } } : field));
+}
+
+/** A column that holds the bound of the rows' windows, and its position in the row. */
+export interface WindowColumn {
+  readonly index: number;
+  readonly window: WindowBound;
 }
 
 /** What an expression may name, and the session it is evaluated in. */

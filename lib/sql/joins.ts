@@ -1,7 +1,7 @@
 import { MapStateDescriptor, type MapState } from '../api/state.js';
 import type { Collector } from '../api/functions.js';
 import type { Expression, Relation } from './ast.js';
-import type { Field, Row, Scope } from './compiled.js';
+import type { Field, Row, Scope, WindowColumn } from './compiled.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import { compileBoolean, compileExpression, conjunction, conjuncts, resolveField, subexpressions } from './expressions.js';
 import { planIntervalJoin, timeInterval } from './interval-joins.js';
@@ -10,6 +10,7 @@ import { changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, ty
 import { commonType } from './type-rules.js';
 import { plainTime, withNullable, type SqlType, type SqlValue } from './types.js';
 import { widen } from './values.js';
+import { planWindowJoin } from './window-joins.js';
 
 type JoinRelation = Extract<Relation, { kind: 'join' }>;
 
@@ -139,6 +140,12 @@ export function planRegularJoin(
     );
   }
   const outer = [join.type === 'LEFT' || join.type === 'FULL', join.type === 'RIGHT' || join.type === 'FULL'] as const;
+  const joinType = join.type === 'INNER' ? 'InnerJoin' : `${join.type[0]}${join.type.slice(1).toLowerCase()}OuterJoin`;
+  const ends = !left.updating && !right.updating ? windowEnds(keys, scope, width) : undefined;
+  if (ends) {
+    const nullKey = [(row: Row) => sideKeys[0].some((evaluate) => evaluate(row) === null), (row: Row) => sideKeys[1].some((evaluate) => evaluate(row) === null)] as const;
+    return planWindowJoin({ inputs: [left, right], keyOf, nullKey, ends, matches, outer, joinType, fields: joinedFields, equalities: equalitiesOf(keys) }, context);
+  }
   const changelogInputs = [left.updating !== undefined, right.updating !== undefined] as const;
   const widths = [left.fields.length, right.fields.length] as const;
   const updating = outer[0] || outer[1] || changelogInputs[0] || changelogInputs[1];
@@ -219,7 +226,6 @@ export function planRegularJoin(
   };
   const equalities = equalitiesOf(keys);
   const rest = residual.length === 0 ? '' : ` AND ${residual.length} more condition${residual.length === 1 ? '' : 's'}`;
-  const joinType = join.type === 'INNER' ? 'InnerJoin' : `${join.type[0]}${join.type.slice(1).toLowerCase()}OuterJoin`;
   sqlOperator(
     joined,
     context,
@@ -230,6 +236,27 @@ export function planRegularJoin(
   return relation;
 }
 
+/**
+ * Each input's window_end column, when the join's equalities hold both inputs' window_start and
+ * window_end, each input's of one windowing: Flink's window join.
+ */
+function windowEnds(keys: readonly EquiKey[], scope: Scope, leftWidth: number): readonly [WindowColumn, WindowColumn] | undefined {
+  const windowOf = (expression: Expression): WindowColumn | undefined => {
+    if (expression.kind !== 'column') return undefined;
+    const index = resolveField(scope, expression.name, expression.table, expression.position);
+    const window = scope.fields[index]?.window;
+    return window && { index, window };
+  };
+  const bounds = keys.flatMap((key) => {
+    const [left, right] = [windowOf(key.left), windowOf(key.right)];
+    return left && right && left.window.bound === right.window.bound ? [{ left, right }] : [];
+  });
+  const end = bounds.find(({ left }) => left.window.bound === 'end');
+  const start = bounds.find(({ left }) => left.window.bound === 'start');
+  if (!end || !start || start.left.window.of !== end.left.window.of || start.right.window.of !== end.right.window.of) return undefined;
+  return [end.left, { ...end.right, index: end.right.index - leftWidth }];
+}
+
 function equalitiesOf(keys: readonly EquiKey[]): string {
   return keys.map((k) => `${describe(k.left)} = ${describe(k.right)}`).join(' AND ');
 }
@@ -238,9 +265,4 @@ function equalitiesOf(keys: readonly EquiKey[]): string {
 function describe(expression: Expression): string {
   if (expression.kind !== 'column') return 'an expression';
   return expression.table ? `${expression.table}.${expression.name}` : expression.name;
-}
-
-/** A window TVF on either side of a join is Flink's window join, which Sluice does not run yet. */
-export function refuseWindowJoin(join: JoinRelation, text: string): void {
-  if (join.left.kind === 'window' || join.right.kind === 'window') throw new SqlUnsupportedError('a window join (a JOIN of window table functions)', join.position, text);
 }

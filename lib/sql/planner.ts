@@ -5,9 +5,9 @@ import { aggregateFunction, compileAggregate, type AggregateCall } from './aggre
 import type { Expression, Query, Relation, Select } from './ast.js';
 import { withWindowTableFunction } from './group-windows.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
-import type { Compiled, Field, Row, Scope, WindowBound } from './compiled.js';
+import { emittedAtWindowEnd, type Compiled, type Field, type Row, type Scope, type WindowBound, type WindowColumn } from './compiled.js';
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
-import { planRegularJoin, refuseWindowJoin } from './joins.js';
+import { planRegularJoin } from './joins.js';
 import { overCalls, planOverAggregate } from './over-aggregates.js';
 import { planRank, planWindowRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
 import { commonType } from './type-rules.js';
@@ -55,9 +55,8 @@ function planTable(context: PlanContext, name: string, text: string, position: R
 function planRelation(relation: Relation, context: PlanContext, text: string, where?: Expression): PlannedRelation | WindowedRelation {
   switch (relation.kind) {
     case 'join': {
-      refuseWindowJoin(relation, text);
-      const left = planRelation(relation.left, context, text, where) as PlannedRelation;
-      const right = planRelation(relation.right, context, text, where) as PlannedRelation;
+      const left = materialized(planRelation(relation.left, context, text, where), context, text);
+      const right = materialized(planRelation(relation.right, context, text, where), context, text);
       return planRegularJoin(relation, { left, right }, where, context, text);
     }
     case 'table':
@@ -84,9 +83,10 @@ function windowed(relation: Extract<Relation, { kind: 'window' }>, context: Plan
   }
   const timeType = (input.fields[time] as Field).type;
   const boundary = { ...timeType, rowtime: false, nullable: false, precision: 3 } as Field['type'];
+  const windows = Symbol(relation.function);
   const windowFields: Field[] = [
-    { name: 'window_start', type: boundary },
-    { name: 'window_end', type: boundary },
+    { name: 'window_start', type: boundary, window: { bound: 'start', of: windows, rowsMayBeLate: true } as const },
+    { name: 'window_end', type: boundary, window: { bound: 'end', of: windows, rowsMayBeLate: true } as const },
     { name: 'window_time', type: { ...boundary, rowtime: true } as Field['type'] },
   ].map((f) => ({ ...f, qualifier: relation.alias }));
   const alias = relation.alias;
@@ -270,8 +270,8 @@ function planTopN(ranking: Ranking, alias: string | undefined, context: PlanCont
   const scope = scopeOf(input.fields, context, text);
   const condition = inner.where && compileBoolean(inner.where, scope, 'WHERE');
   const rows = { ...input, stream: filtered(input, condition, context) };
-  const windowEnd = isWindowed(from) ? windowFunctionEnd(ranking.over.partitionBy, scope) : cascadedWindowEnd(ranking.over.partitionBy, scope);
-  const ranked = windowEnd === undefined ? planRank(rows, ranking, context, text) : planWindowRank(rows, ranking, windowEnd, isWindowed(from), context, text);
+  const windowEnd = windowEndOf(ranking.over.partitionBy, scope);
+  const ranked = windowEnd === undefined ? planRank(rows, ranking, context, text) : planWindowRank(rows, ranking, windowEnd, context, text);
   const rank: Expression = { kind: 'column', table: undefined, name: RANK_COLUMN, position: ranking.over.position };
   const items = inner.items.map((item, i) => (i === ranking.rankItem ? { expression: rank, alias: item.alias ?? `EXPR$${i}` } : item));
   const projected = project({ ...inner, items, where: undefined }, ranked, context, text);
@@ -314,8 +314,8 @@ function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extr
   // The aggregated row: the window's columns, then the keys, then the aggregates' results.
   const windows = Symbol(relation.function);
   const bounds: readonly (WindowBound | undefined)[] = [
-    { bound: 'start', of: windows },
-    { bound: 'end', of: windows },
+    { bound: 'start', of: windows, rowsMayBeLate: false },
+    { bound: 'end', of: windows, rowsMayBeLate: false },
   ];
   const fields: Field[] = [
     ...from.fields.slice(input.fields.length).map((field, i) => withWindow(field, bounds[i])),
@@ -363,8 +363,8 @@ function keptKeys(updating: NonNullable<PlannedRelation['updating']>, positions:
 function planGroupAggregate(select: Select, input: PlannedRelation, calls: Extract<Expression, { kind: 'call' }>[], context: PlanContext, text: string): PlannedRelation {
   const inputScope = scopeOf(input.fields, context, text);
   const retracting = input.updating !== undefined;
-  const windowEnd = cascadedWindowEnd(select.groupBy, inputScope);
-  if (windowEnd !== undefined && !retracting) return planCascadedWindowAggregate(select, input, calls, windowEnd, context, text);
+  const windowEnd = windowEndOf(select.groupBy, inputScope);
+  if (windowEnd !== undefined && !retracting) return planWindowedGroupAggregate(select, input, calls, windowEnd, context, text);
   const { keys, aggregates, condition, fields, computed, keyEvaluators, keyOf, aggregate } = grouping(select, input, calls, inputScope, retracting);
   const retract = (row: Row, accumulators: unknown[]) => aggregates.map((call, i) => (call.retract as NonNullable<typeof call.retract>)(accumulators[i], row));
   const accumulators = expiring(new ValueStateDescriptor<unknown[]>('accumulators'), context);
@@ -443,35 +443,29 @@ function grouping(select: Select, input: PlannedRelation, calls: readonly Extrac
   return { keys, aggregates, condition, fields, computed, keyEvaluators, keyOf, aggregate: aggregateFunction(aggregates) };
 }
 
-/** Where a partition of a window function's rows holds their window's end, if it holds both their window_start and their window_end. */
-function windowFunctionEnd(partitionBy: readonly Expression[], scope: Scope): number | undefined {
-  const columns = partitionBy.map((expression) => (expression.kind === 'column' ? resolveField(scope, expression.name, expression.table, expression.position) : -1));
-  const end = scope.fields.length - WINDOW_COLUMNS.length + 1;
-  return columns.includes(end - 1) && columns.includes(end) ? end : undefined;
-}
-
 /**
- * Where a GROUP BY's keys hold the end of a window aggregation's windows, if they hold both its
- * start and its end, as Flink's cascaded window aggregation groups by them.
+ * Where a GROUP BY's keys or a PARTITION BY hold the end of the rows' windows, if they hold both
+ * its start and its end, as Flink's window aggregation and window Top-N group by them.
  */
-function cascadedWindowEnd(groupBy: readonly Expression[], scope: Scope): number | undefined {
-  const bounds = groupBy.flatMap((expression) => {
+function windowEndOf(keys: readonly Expression[], scope: Scope): WindowColumn | undefined {
+  const bounds = keys.flatMap((expression) => {
     if (expression.kind !== 'column') return [];
     const index = resolveField(scope, expression.name, expression.table, expression.position);
     const window = scope.fields[index]?.window;
     return window ? [{ index, window }] : [];
   });
   const end = bounds.find(({ window }) => window.bound === 'end');
-  return end && bounds.some(({ window }) => window.bound === 'start' && window.of === end.window.of) ? end.index : undefined;
+  return end && bounds.some(({ window }) => window.bound === 'start' && window.of === end.window.of) ? end : undefined;
 }
 
 /**
- * A GROUP BY of a window aggregation's window_start and window_end (as selected, under any name):
- * Flink's cascaded window aggregation. A window's rows all come when the watermark passes its end,
- * so each group is aggregated as they come and emitted once, insert-only, when the watermark
- * passes the window's last millisecond; its state is then cleared.
+ * A GROUP BY of the window_start and window_end of a window aggregation's results or of a window
+ * table function's rows (as selected, under any name): Flink's window aggregation over them,
+ * cascaded over an aggregation. Each group is aggregated as its rows come and emitted once,
+ * insert-only, when the watermark passes the window's last millisecond; its state is then
+ * cleared. A window table function's row behind the watermark is late, and dropped.
  */
-function planCascadedWindowAggregate(select: Select, input: PlannedRelation, calls: Extract<Expression, { kind: 'call' }>[], windowEnd: number, context: PlanContext, text: string): PlannedRelation {
+function planWindowedGroupAggregate(select: Select, input: PlannedRelation, calls: Extract<Expression, { kind: 'call' }>[], windowEnd: WindowColumn, context: PlanContext, text: string): PlannedRelation {
   const { keys, condition, fields, computed, keyEvaluators, keyOf, aggregate } = grouping(select, input, calls, scopeOf(input.fields, context, text), false);
   const group = expiring(new ValueStateDescriptor<{ keys: Row; accumulators: unknown[] }>('window-group'), context);
   const aggregated = filtered(input, condition, context)
@@ -479,9 +473,11 @@ function planCascadedWindowAggregate(select: Select, input: PlannedRelation, cal
     .withState((state) => state.getState(group))
     .process<Row>({
       processElement(row, { state, timerService }) {
+        const lastMillisecond = (row[windowEnd.index] as number) - 1;
+        if (windowEnd.window.rowsMayBeLate && lastMillisecond <= timerService().currentWatermark()) return;
         const held = state.value();
         state.update({ keys: held?.keys ?? keyEvaluators.map((evaluate) => evaluate(row)), accumulators: aggregate.add(row, held?.accumulators ?? aggregate.createAccumulator()) });
-        timerService().registerEventTimeTimer((row[windowEnd] as number) - 1);
+        timerService().registerEventTimeTimer(lastMillisecond);
       },
       onTimer(_timestamp, { state }, out) {
         const held = state.value();
@@ -497,7 +493,8 @@ function planCascadedWindowAggregate(select: Select, input: PlannedRelation, cal
     `WindowAggregate(groupBy=[${columnList(fields.slice(0, keys.length))}], window=[the input's windows], select=[${columnList(fields)}])`,
     'insert-only',
   );
-  return projectGrouped(select, { stream: aggregated, fields, rowtime: undefined }, { ...scopeOf(fields, context, text), computed }, context, text);
+  const emitted = emittedAtWindowEnd(fields);
+  return projectGrouped(select, { stream: aggregated, fields: emitted, rowtime: undefined }, { ...scopeOf(emitted, context, text), computed }, context, text);
 }
 
 /** A session window is per key: its PARTITION BY columns are the aggregation's keys, as Flink's session aggregation requires. */

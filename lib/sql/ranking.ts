@@ -1,6 +1,6 @@
 import { ValueStateDescriptor } from '../api/state.js';
 import type { Expression, OverClause, Select } from './ast.js';
-import type { Field, Row } from './compiled.js';
+import { emittedAtWindowEnd, type Field, type Row, type WindowColumn } from './compiled.js';
 import { SqlUnsupportedError } from './errors.js';
 import { compileExpression, conjunction, conjuncts, resolveField } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
@@ -219,10 +219,9 @@ function partitionList(partitionColumns: readonly number[], fields: readonly Fie
  *   of equal times, the last to come).
  * - Otherwise rows of equal order rank in their arrival order.
  *
- * `dropLate` drops a row whose window the watermark has passed, as Flink does for rows a window
- * table function assigns; the rows of a window aggregation all come before its watermark.
+ * A window table function's row behind the watermark is late, and dropped, as in Flink.
  */
-export function planWindowRank(input: PlannedRelation, ranking: Ranking, windowEnd: number, dropLate: boolean, context: PlanContext, text: string): PlannedRelation {
+export function planWindowRank(input: PlannedRelation, ranking: Ranking, windowEnd: WindowColumn, context: PlanContext, text: string): PlannedRelation {
   const { over, limit, rankSelected } = ranking;
   const { scope, orders, compare, keyOf } = rankOrder(input, ranking, context, text);
   const [firstOrder] = orders;
@@ -234,8 +233,8 @@ export function planWindowRank(input: PlannedRelation, ranking: Ranking, windowE
     .withState((state) => state.getState(descriptor))
     .process<Row>({
       processElement(row, { state, timerService }) {
-        const lastMillisecond = (row[windowEnd] as number) - 1;
-        if (dropLate && lastMillisecond <= timerService().currentWatermark()) return;
+        const lastMillisecond = (row[windowEnd.index] as number) - 1;
+        if (windowEnd.window.rowsMayBeLate && lastMillisecond <= timerService().currentWatermark()) return;
         const rows = state.value() ?? [];
         if (rows.length === 0) timerService().registerEventTimeTimer(lastMillisecond);
         // Deduplicating by time, the later of equal rows wins when keeping the last.
@@ -249,7 +248,7 @@ export function planWindowRank(input: PlannedRelation, ranking: Ranking, windowE
         state.clear();
       },
     });
-  const fields: Field[] = [...input.fields, { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
+  const fields: Field[] = [...emittedAtWindowEnd(input.fields), { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
   const partitionedBy = partitionList(partitionColumnsOf(over, scope), input.fields);
   const plan = deduplicate
     ? `WindowDeduplicate(keep=[${keepLast ? 'LastRow' : 'FirstRow'}], partitionBy=[${partitionedBy}], order=[${orderList(orders)}])`

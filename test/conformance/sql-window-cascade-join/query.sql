@@ -1,4 +1,3 @@
--- compare the final table
 SELECT counts.k, counts.c, counts.starttime
 FROM (
   SELECT k, COUNT(*) AS c, window_start AS starttime, window_end AS endtime

@@ -37,7 +37,6 @@ describe('SQL errors', () => {
 
   it.each([
     ['MATCH_RECOGNIZE', 'SELECT * FROM events MATCH_RECOGNIZE (PARTITION BY k)'],
-    ['a window join (a JOIN of window table functions)', "SELECT a.k, b.v FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) a JOIN events b ON a.k = b.k"],
     ['a INNER JOIN without an equality between a column of each input (a cross join)', 'SELECT a.k, b.v FROM events a, events b WHERE a.v < b.v'],
     ['a LEFT OUTER interval join (an INNER one runs)', "SELECT a.k, b.v FROM events a LEFT JOIN events b ON a.k = b.k AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' MINUTE"],
     ['JOIN … USING (write the columns in ON)', 'SELECT a.k, b.v FROM events a JOIN events b USING (k)'],
