@@ -81,16 +81,24 @@ export function timeInterval(conditions: readonly Expression[], times: { readonl
 export interface IntervalJoinParts {
   readonly inputs: readonly [PlannedRelation, PlannedRelation];
   readonly keyOf: readonly [(row: Row) => SqlValue, (row: Row) => SqlValue];
+  /** Whether a row's join key holds a NULL, which SQL's equality never matches. */
+  readonly nullKey: readonly [(row: Row) => boolean, (row: Row) => boolean];
   readonly times: readonly [number, number];
   readonly interval: TimeInterval;
   /** Every condition of ON (or WHERE) that is not an equality of keys, the time bounds included. */
   readonly matches: Compiled | undefined;
+  /** Whether each input is an outer one: its rows that never found a partner are emitted padded with NULLs as they expire. */
+  readonly outer: readonly [boolean, boolean];
+  readonly joinType: string;
   readonly fields: readonly Field[];
   readonly equalities: string;
   readonly position: SqlPosition;
 }
 
-/** One input's kept rows of a key, by their time (as a string: a map state's key). */
+/**
+ * One input's kept rows of a key, by their time (as a string: a map state's key). An outer
+ * input's rows carry one more value after their columns: whether they have found a partner.
+ */
 type RowsByTime = MapState<string, Row[]>;
 
 interface IntervalJoinState {
@@ -100,20 +108,34 @@ interface IntervalJoinState {
 }
 
 /**
- * Flink's event-time interval join (an INNER JOIN whose conditions bound right − left from both
+ * Flink's event-time interval join (a join whose conditions bound right − left from both
  * sides): each row is joined with the other input's rows of its key whose times fall in its
  * interval as it arrives, and kept while the watermark could still bring it a partner; then a
- * cleanup timer drops it. Insert-only. A row that comes after the watermark passed its interval
- * is joined with the rows still kept and not kept itself, as in Flink.
+ * cleanup timer drops it. Insert-only: an outer input's row that never found a partner is
+ * emitted padded with NULLs when it is dropped, or at once when it comes too late to be kept. A
+ * row that comes after the watermark passed its interval is joined with the rows still kept and
+ * not kept itself, as in Flink.
  */
 export function planIntervalJoin(parts: IntervalJoinParts, context: PlanContext, text: string): PlannedRelation {
-  const { inputs, keyOf, times, interval, matches, fields } = parts;
+  const { inputs, keyOf, nullKey, times, interval, matches, outer, fields } = parts;
   for (const input of inputs) {
     if (input.updating) throw new SqlUnsupportedError(`an interval join over an updating result (of ${input.updating.producer})`, parts.position, text);
   }
   // How far each input's rows reach into the other's time: a left row at t pairs with right rows
   // in [t + lower, t + upper], a right row at r with left rows in [r − upper, r − lower].
   const reach = [interval.upper, -interval.lower] as const;
+  const widths = [inputs[0].fields.length, inputs[1].fields.length] as const;
+  const columns = (side: 0 | 1, kept: Row) => (outer[side] ? kept.slice(0, widths[side]) : kept);
+  const padded = (side: 0 | 1, row: Row) => (side === 0 ? [...row, ...inputs[1].fields.map(() => null)] : [...inputs[0].fields.map(() => null), ...row]);
+  /** Drops a side's kept rows of a time, emitting an outer input's rows that never found a partner. */
+  const drop = (side: 0 | 1, rows: RowsByTime, time: string, out: Collector<Row>) => {
+    if (outer[side]) {
+      for (const kept of rows.get(time) ?? []) {
+        if (kept[widths[side]] === false) out.collect(padded(side, columns(side, kept)));
+      }
+    }
+    rows.remove(time);
+  };
   const sided = (side: 0 | 1) => inputs[side].stream.map((row) => ({ side, row }));
   const rowsDescriptor = (name: string) => expiring(new MapStateDescriptor<string, Row[]>(name), context);
   const joined = sided(0)
@@ -121,33 +143,52 @@ export function planIntervalJoin(parts: IntervalJoinParts, context: PlanContext,
     .keyBy(({ side, row }) => keyOf[side](row))
     .withState(
       (state): IntervalJoinState => ({
-        rows: [state.getMapState(rowsDescriptor('left-rows')), state.getMapState(rowsDescriptor('right-rows'))],
+        rows: [state.getMapState(rowsDescriptor(outer[0] ? 'left-outer-rows' : 'left-rows')), state.getMapState(rowsDescriptor(outer[1] ? 'right-outer-rows' : 'right-rows'))],
         cleanup: [state.getState(new ValueStateDescriptor<number>('left-cleanup')), state.getState(new ValueStateDescriptor<number>('right-cleanup'))],
       }),
     )
     .process<Row>({
       processElement({ side, row }, { state, timerService }, out) {
+        if (nullKey[side](row)) {
+          if (outer[side]) out.collect(padded(side, row));
+          return;
+        }
         const watermark = Math.max(0, timerService().currentWatermark());
         const other = side === 0 ? 1 : 0;
         const at = row[times[side]] as number;
         const [from, to] = side === 0 ? [at + interval.lower, at + interval.upper] : [at - interval.upper, at - interval.lower];
+        let partnered = false;
         // The other input's rows at or before this time can find no partner any more.
         const expired = watermark - reach[other] - 1;
         if (expired < to) {
           for (const [time, kept] of state.rows[other].entries()) {
             const theirs = Number(time);
             if (theirs >= from && theirs <= to) {
-              for (const partner of kept) emitPair(out, side === 0 ? [...row, ...partner] : [...partner, ...row], matches);
+              let marked = false;
+              for (const partner of kept) {
+                const pair = side === 0 ? [...row, ...columns(other, partner)] : [...columns(other, partner), ...row];
+                if (matches && matches.evaluate(pair) !== true) continue;
+                out.collect(pair);
+                partnered = true;
+                if (outer[other] && partner[widths[other]] === false) {
+                  partner[widths[other]] = true;
+                  marked = true;
+                }
+              }
+              if (marked) state.rows[other].put(time, kept);
             }
-            if (theirs <= expired) state.rows[other].remove(time);
+            if (theirs <= expired) drop(other, state.rows[other], time, out);
           }
         }
-        if (watermark >= to) return;
+        if (watermark >= to) {
+          if (outer[side] && !partnered) out.collect(padded(side, row));
+          return;
+        }
         const key = String(at);
-        state.rows[side].put(key, [...(state.rows[side].get(key) ?? []), row]);
+        state.rows[side].put(key, [...(state.rows[side].get(key) ?? []), outer[side] ? [...row, partnered] : row]);
         if (state.cleanup[side].value() === undefined) scheduleCleanup(state.cleanup[side], at + reach[side] + 1, (time) => timerService().registerEventTimeTimer(time));
       },
-      onTimer(timestamp, { state, timerService }) {
+      onTimer(timestamp, { state, timerService }, out) {
         const watermark = Math.max(0, timerService().currentWatermark());
         for (const side of [0, 1] as const) {
           if (state.cleanup[side].value() !== timestamp) continue;
@@ -155,7 +196,7 @@ export function planIntervalJoin(parts: IntervalJoinParts, context: PlanContext,
           let earliest: number | undefined;
           for (const [time] of state.rows[side].entries()) {
             const at = Number(time);
-            if (at <= expired) state.rows[side].remove(time);
+            if (at <= expired) drop(side, state.rows[side], time, out);
             else earliest = Math.min(earliest ?? at, at);
           }
           state.cleanup[side].clear();
@@ -168,14 +209,10 @@ export function planIntervalJoin(parts: IntervalJoinParts, context: PlanContext,
     joined,
     context,
     'interval-join',
-    `IntervalJoin(joinType=[InnerJoin], where=[${parts.equalities}], interval=[right − left in [${interval.lower}, ${interval.upper}] ms], select=[${columnList(fields)}], state=[each input's rows by join key and time, until the watermark passes their interval])`,
+    `IntervalJoin(joinType=[${parts.joinType}], where=[${parts.equalities}], interval=[right − left in [${interval.lower}, ${interval.upper}] ms], select=[${columnList(fields)}], state=[each input's rows by join key and time, until the watermark passes their interval])`,
     changelogMode(relation),
   );
   return relation;
-}
-
-function emitPair(out: Collector<Row>, pair: Row, matches: Compiled | undefined): void {
-  if (!matches || matches.evaluate(pair) === true) out.collect(pair);
 }
 
 function scheduleCleanup(cleanup: ValueState<number>, at: number, register: (time: number) => void): void {

@@ -131,19 +131,18 @@ export function planRegularJoin(
   // watermark passes their interval; one bound alone, or a bound of another shape, is a regular
   // join's condition, in Flink too.
   const interval = times && timeInterval(residual, { left: times[0], right: times[1] }, (column) => resolveField(scope, column.name, column.table, column.position));
+  const outer = [join.type === 'LEFT' || join.type === 'FULL', join.type === 'RIGHT' || join.type === 'FULL'] as const;
+  const joinType = join.type === 'INNER' ? 'InnerJoin' : `${join.type[0]}${join.type.slice(1).toLowerCase()}OuterJoin`;
+  const nullKey = [(row: Row) => sideKeys[0].some((evaluate) => evaluate(row) === null), (row: Row) => sideKeys[1].some((evaluate) => evaluate(row) === null)] as const;
   if (times && interval) {
-    if (join.type !== 'INNER') throw new SqlUnsupportedError(`a ${join.type} OUTER interval join (an INNER one runs)`, join.position, text);
     return planIntervalJoin(
-      { inputs: [left, right], keyOf, times: [times[0], times[1] - width], interval, matches, fields: joinedFields, equalities: equalitiesOf(keys), position: join.position },
+      { inputs: [left, right], keyOf, nullKey, times: [times[0], times[1] - width], interval, matches, outer, joinType, fields: joinedFields, equalities: equalitiesOf(keys), position: join.position },
       context,
       text,
     );
   }
-  const outer = [join.type === 'LEFT' || join.type === 'FULL', join.type === 'RIGHT' || join.type === 'FULL'] as const;
-  const joinType = join.type === 'INNER' ? 'InnerJoin' : `${join.type[0]}${join.type.slice(1).toLowerCase()}OuterJoin`;
   const ends = !left.updating && !right.updating ? windowEnds(keys, scope, width) : undefined;
   if (ends) {
-    const nullKey = [(row: Row) => sideKeys[0].some((evaluate) => evaluate(row) === null), (row: Row) => sideKeys[1].some((evaluate) => evaluate(row) === null)] as const;
     return planWindowJoin({ inputs: [left, right], keyOf, nullKey, ends, matches, outer, joinType, fields: joinedFields, equalities: equalitiesOf(keys) }, context);
   }
   const changelogInputs = [left.updating !== undefined, right.updating !== undefined] as const;

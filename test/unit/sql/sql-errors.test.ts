@@ -38,7 +38,6 @@ describe('SQL errors', () => {
   it.each([
     ['MATCH_RECOGNIZE', 'SELECT * FROM events MATCH_RECOGNIZE (PARTITION BY k)'],
     ['a INNER JOIN without an equality between a column of each input (a cross join)', 'SELECT a.k, b.v FROM events a, events b WHERE a.v < b.v'],
-    ['a LEFT OUTER interval join (an INNER one runs)', "SELECT a.k, b.v FROM events a LEFT JOIN events b ON a.k = b.k AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' MINUTE"],
     ['JOIN … USING (write the columns in ON)', 'SELECT a.k, b.v FROM events a JOIN events b USING (k)'],
     ['INSERT INTO sink of the +I, -D changes the LEFT JOIN makes (toChangelogStream reads them)', 'SELECT a.k, b.v FROM events a LEFT JOIN events b ON a.k = b.k'],
     ['an OVER frame that ends after the current row (… FOLLOWING)', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING) FROM events'],
