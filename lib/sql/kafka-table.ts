@@ -60,9 +60,10 @@ export interface PlannedRelation {
    * An updating relation's rows are changes: each row carries its RowKind after its columns
    * (at `fields.length`). `keys` are the columns that identify a row (the GROUP BY keys the
    * SELECT list keeps), `producer` what makes the updates, for errors, and `kinds` the RowKinds
-   * it makes when they are not +I, -U and +U.
+   * it makes when they are not +I, -U and +U. `unpaired`: a filter may have dropped the +U that
+   * follows a -U (the row no longer meets its condition), so an upsert sink deletes on a -U.
    */
-  readonly updating?: { readonly keys: readonly number[]; readonly producer: string; readonly kinds?: string };
+  readonly updating?: { readonly keys: readonly number[]; readonly producer: string; readonly kinds?: string; readonly unpaired?: boolean };
 }
 
 function tableError(table: ConnectorTable, reason: string): SqlError {
@@ -73,6 +74,7 @@ function tableError(table: ConnectorTable, reason: string): SqlError {
 const UPSERT_KAFKA_OPTIONS = new Set([
   'connector',
   'topic',
+  'properties.group.id',
   'properties.bootstrap.servers',
   'key.format',
   'value.format',
@@ -238,8 +240,9 @@ function rowReader(table: ConnectorTable, session: SqlSession): { read: (record:
   const layout = keyLayout(table);
   const options = jsonOptions(table);
   const readValue = valueFormat(table, layout.valueFields, options).read;
-  const readKey = layout.format === 'json' && layout.valueFields.length < physicalFields(table).length ? jsonRowReader(layout.keyFields, options) : undefined;
+  const readKey = layout.format === 'json' ? jsonRowReader(layout.keyFields, options) : undefined;
   const keyFromValue = layout.valueFields.length === physicalFields(table).length;
+  const upsert = isUpsertTable(table);
   const ignoreParseErrors = table.options.get('json.ignore-parse-errors') === 'true';
   const stored = table.columns.filter((c): c is Exclude<TableColumn, { kind: 'computed' }> => c.kind !== 'computed');
   const storedScope: Scope = { fields: stored.map((c) => ({ name: c.name, type: c.type })), text: table.text, zone: session.zone, functions: session.functions };
@@ -251,11 +254,20 @@ function rowReader(table: ConnectorTable, session: SqlSession): { read: (record:
   const valueIndex = new Map(layout.valueFields.map((f, i) => [f.name, i]));
   const keyIndex = new Map(layout.keyFields.map((f, i) => [f.name, i]));
   /** The physical columns by name: from the value, or for EXCEPT_KEY's key columns from the key. */
+  const keysOf = (record: KafkaRecord): SqlValue[] => {
+    const keyText = record.key?.toString('utf8') ?? null;
+    if (keyText === null && upsert) throw new Error('the record has no key, which an upsert-kafka table reads its PRIMARY KEY from');
+    return readKey ? (keyText === null ? [] : readKey(keyText)) : [keyText];
+  };
   const physicalOf = (record: KafkaRecord): (name: string) => SqlValue => {
+    // An upsert-kafka tombstone deletes its key's row: the key's columns, the others NULL.
+    if (upsert && record.value === null) {
+      const keys = keysOf(record);
+      return (name) => (keyIndex.has(name) ? (keys[keyIndex.get(name) as number] ?? null) : null);
+    }
     const values = readValue(record.value);
     if (keyFromValue) return (name) => values[valueIndex.get(name) as number] ?? null;
-    const keyText = record.key?.toString('utf8') ?? null;
-    const keys = readKey ? (keyText === null ? [] : readKey(keyText)) : [keyText];
+    const keys = keysOf(record);
     return (name) => (valueIndex.has(name) ? (values[valueIndex.get(name) as number] ?? null) : (keys[keyIndex.get(name) as number] ?? null));
   };
   const read = (record: KafkaRecord): Row | null => {
@@ -267,7 +279,9 @@ function rowReader(table: ConnectorTable, session: SqlSession): { read: (record:
       throw new Error(`table ${table.name} cannot read the record: ${(error as Error).message} (set 'json.ignore-parse-errors' = 'true' to skip such records)`, { cause: error });
     }
     const base = stored.map((c) => (c.kind === 'physical' ? physical(c.name) : metadataValue(record, c.key)));
-    return columnOrder.map((at) => (typeof at === 'number' ? (base[at] ?? null) : at.evaluate(base)));
+    const row = columnOrder.map((at) => (typeof at === 'number' ? (base[at] ?? null) : at.evaluate(base)));
+    // An upsert-kafka table's record is a change of its key's row: its kind follows the columns.
+    return upsert ? [...row, record.value === null ? '-D' : '+U'] : row;
   };
   return { read, fields };
 }
@@ -308,17 +322,23 @@ function watermarkStrategy(table: ConnectorTable, fields: readonly Field[], sess
   return { strategy: session.idleTimeout === undefined ? strategy : strategy.withIdleness(session.idleTimeout), rowtime };
 }
 
-/** Reads a kafka table as a stream of rows. */
+/**
+ * Reads a kafka table as a stream of rows; an upsert-kafka table, from its topic's start, as the
+ * changes of its keys' rows, each kind (+U, or -D for a tombstone) after its columns.
+ */
 export function kafkaSource(table: ConnectorTable, env: StreamExecutionEnvironment, session: SqlSession): PlannedRelation {
-  if (isUpsertTable(table)) throw new SqlUnsupportedError("reading an 'upsert-kafka' table (its changelog)", table.position, table.text);
   checkOptions(table);
+  const upsert = isUpsertTable(table);
+  if (upsert && table.watermark) {
+    throw new SqlUnsupportedError("a WATERMARK on an 'upsert-kafka' table (a versioned table, which temporal joins read)", table.watermark.position, table.text);
+  }
   const { read, fields } = rowReader(table, session);
   const { strategy, rowtime } = watermarkStrategy(table, fields, session);
   const source = KafkaSource.builder<Row | null>()
     .setBootstrapServers(required(table, 'properties.bootstrap.servers', 'the brokers, host:port,host:port'))
     .setTopics(required(table, 'topic', 'the topic to read').split(';'))
     .setGroupId(required(table, 'properties.group.id', "the consumer group the pipeline's trigger reads with"))
-    .setStartingOffsets(startingOffsets(table))
+    .setStartingOffsets(upsert ? OffsetsInitializer.earliest() : startingOffsets(table))
     .setPartitionedByRecordKey(table.options.get(SLUICE_PARTITIONED_BY_KEY) === 'true')
     .setDeserializer({
       deserialize: (record) => {
@@ -332,7 +352,10 @@ export function kafkaSource(table: ConnectorTable, env: StreamExecutionEnvironme
     .build();
   const rows = env.fromSource(source, strategy, table.name);
   const stream = table.options.get('json.ignore-parse-errors') === 'true' ? rows.filter((row) => row !== null) : rows;
-  return { stream: stream as DataStream<Row>, fields: fields.map((f, i) => (i === rowtime ? { ...f, type: { ...f.type, rowtime: true } } : f)), rowtime };
+  const relation = { stream: stream as DataStream<Row>, fields: fields.map((f, i) => (i === rowtime ? { ...f, type: { ...f.type, rowtime: true } } : f)), rowtime };
+  if (!upsert) return relation;
+  const keys = (table.primaryKey ?? []).map((name) => fields.findIndex((f) => f.name === name));
+  return { ...relation, updating: { keys, producer: `the upsert-kafka table ${table.name}`, kinds: '+U, -D' } };
 }
 
 const GUARANTEES: Record<string, DeliveryGuarantee> = {

@@ -7,6 +7,7 @@ import { withWindowTableFunction } from './group-windows.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import { emittedAtWindowEnd, type Compiled, type Field, type Row, type Scope, type WindowBound, type WindowColumn } from './compiled.js';
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
+import { normalizedChangelog } from './changelog-normalize.js';
 import { planRegularJoin } from './joins.js';
 import { overCalls, planOverAggregate } from './over-aggregates.js';
 import { planRank, planWindowRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
@@ -45,7 +46,8 @@ function planTable(context: PlanContext, name: string, text: string, position: R
   const key = table.name.toLowerCase();
   let relation = context.sources.get(key);
   if (!relation) {
-    relation = kafkaSource(table, context.env, context.session);
+    const read = kafkaSource(table, context.env, context.session);
+    relation = read.updating ? normalizedChangelog(read, context) : read;
     context.sources.set(key, relation);
   }
   return relation;
@@ -293,7 +295,12 @@ function project(select: Select, input: PlannedRelation, context: PlanContext, t
   const fields = uniqueNames(items).map((item, i) =>
     withWindow({ name: item.name, type: i === rowtime ? item.compiled.type : plainTime(item.compiled.type) }, input.fields[positions[i] ?? -1]?.window),
   );
-  return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(input.updating ? { updating: keptKeys(input.updating, positions) } : {}) };
+  return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(input.updating ? { updating: keptKeys(filteredUpdates(input.updating, condition), positions) } : {}) };
+}
+
+/** A changelog's updates after a filter, which may keep a -U and drop the +U after it. */
+function filteredUpdates(updating: NonNullable<PlannedRelation['updating']>, condition: Compiled | undefined): NonNullable<PlannedRelation['updating']> {
+  return condition ? { ...updating, unpaired: true } : updating;
 }
 
 function planWindowAggregate(select: Select, from: WindowedRelation, calls: Extract<Expression, { kind: 'call' }>[], context: PlanContext, text: string): PlannedRelation {
@@ -522,7 +529,7 @@ function projectGrouped(select: Select, grouped: PlannedRelation, scope: Scope, 
   const stream = sqlOperator(kept.map(project), context, 'select', `Calc(select=[${items.map((i) => i.name).join(', ')}])`, changelogMode(grouped));
   const positions = items.map(({ expression }) => scope.computed?.get(canonical(expression.kind === 'column' ? { ...expression, table: undefined } : expression)) ?? -1);
   const fields = uniqueNames(items).map((item, i) => withWindow({ name: item.name, type: item.compiled.type }, grouped.fields[positions[i] ?? -1]?.window));
-  return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(grouped.updating ? { updating: keptKeys(grouped.updating, positions) } : {}) };
+  return { stream, fields, rowtime: rowtime < 0 ? undefined : rowtime, ...(grouped.updating ? { updating: keptKeys(filteredUpdates(grouped.updating, having), positions) } : {}) };
 }
 
 /** Checks that a query's columns fit a table's, as INSERT INTO needs: the same count, and types that widen to the table's. */

@@ -239,8 +239,14 @@ export class StreamTableEnvironment {
     const sinkFields = persisted.map((c) => ({ name: c.name, type: (c as { type: SqlType }).type }));
     if (query.updating) this.checkUpsertKey(query, statement, table, sinkFields, text);
     const aligned = alignToSink(this.byColumnList(query, statement, sinkFields, table, text), sinkFields, this.context, table.name, text, statement.position);
-    // An upsert sink keeps each key's latest row: the row an update replaces needs no record.
-    const stream = query.updating ? aligned.filter((row) => row[sinkFields.length] !== '-U').name(`${table.name}-upserts`) : aligned;
+    // An upsert sink keeps each key's latest row: the row an update replaces needs no record,
+    // unless a filter may have dropped the update's new row; then the old one is deleted first.
+    const width = sinkFields.length;
+    const stream = !query.updating
+      ? aligned
+      : query.updating.unpaired
+        ? aligned.map((row) => (row[width] === '-U' ? [...row.slice(0, width), '-D'] : row)).name(`${table.name}-upserts`)
+        : aligned.filter((row) => row[width] !== '-U').name(`${table.name}-upserts`);
     stream.sinkTo(sink).name(`${table.name}-sink`);
   }
 

@@ -6,7 +6,7 @@ import { PipelineTestHarness } from '../../../lib/testing/index.js';
 
 const BROKERS = "'properties.bootstrap.servers' = '127.0.0.1:9092'";
 
-type Input = { value: string | null; timestamp?: number }[];
+type Input = { key?: string; value: string | null; timestamp?: number }[];
 
 /** Runs the script over the input, one batch per array (a source's watermark moves after each batch). */
 function run(script: string, ...batches: Input[]) {
@@ -116,6 +116,74 @@ INSERT INTO latest SELECT sensor, COUNT(*), SUM(reading) FROM readings GROUP BY 
       'b {"sensor":"b","readings":1,"total":2.00}',
       'a {"sensor":"a","readings":2,"total":4.00}',
     ]);
+  });
+
+  it('read an upsert-kafka table as its changelog: a new key inserts, a changed row updates, an equal one changes nothing, a tombstone deletes', () => {
+    const harness = run(
+      `CREATE TABLE users (id STRING, region STRING, score INT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH ('connector' = 'upsert-kafka', 'topic' = 'in', ${BROKERS}, 'properties.group.id' = 'g', 'key.format' = 'raw', 'value.format' = 'json');
+CREATE TABLE per_region (region STRING, users BIGINT, total INT, PRIMARY KEY (region) NOT ENFORCED)
+  WITH ('connector' = 'upsert-kafka', 'topic' = 'out', ${BROKERS}, 'key.format' = 'raw', 'value.format' = 'json');
+INSERT INTO per_region SELECT region, COUNT(*), SUM(score) FROM users GROUP BY region;`,
+      [
+        { key: 'u1', value: '{"id":"u1","region":"eu","score":1}' },
+        { key: 'u2', value: '{"id":"u2","region":"eu","score":2}' },
+        // u1 moves: -U of its eu row, +U of its us row.
+        { key: 'u1', value: '{"id":"u1","region":"us","score":5}' },
+        { key: 'u2', value: '{"id":"u2","region":"eu","score":2}' },
+        { key: 'u2', value: null },
+        { key: 'u3', value: null },
+      ],
+    );
+    expect(harness.output('out').map((r) => `${r.key?.toString() ?? ''} ${r.value?.toString() ?? 'null'}`)).toEqual([
+      'eu {"region":"eu","users":1,"total":1}',
+      'eu {"region":"eu","users":2,"total":3}',
+      'eu {"region":"eu","users":1,"total":2}',
+      'us {"region":"us","users":1,"total":5}',
+      'eu null',
+    ]);
+  });
+
+  it('delete a key from an upsert sink when a filter drops the new row of its update', () => {
+    const harness = run(
+      `CREATE TABLE users (id STRING, score INT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH ('connector' = 'upsert-kafka', 'topic' = 'in', ${BROKERS}, 'properties.group.id' = 'g', 'key.format' = 'raw', 'value.format' = 'json');
+CREATE TABLE high (id STRING, score INT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH ('connector' = 'upsert-kafka', 'topic' = 'out', ${BROKERS}, 'key.format' = 'raw', 'value.format' = 'json');
+INSERT INTO high SELECT id, score FROM users WHERE score > 3;`,
+      [
+        { key: 'u1', value: '{"id":"u1","score":5}' },
+        { key: 'u1', value: '{"id":"u1","score":2}' },
+        { key: 'u2', value: '{"id":"u2","score":4}' },
+        { key: 'u2', value: '{"id":"u2","score":6}' },
+      ],
+    );
+    expect(harness.output('out').map((r) => `${r.key?.toString() ?? ''} ${r.value?.toString() ?? 'null'}`)).toEqual([
+      'u1 {"id":"u1","score":5}',
+      'u1 null',
+      'u2 {"id":"u2","score":4}',
+      'u2 null',
+      'u2 {"id":"u2","score":6}',
+    ]);
+  });
+
+  it('read an upsert-kafka key in JSON, EXCEPT_KEY, and refuse a record without a key', () => {
+    const table = `CREATE TABLE prices (sku STRING, shop STRING, price INT, PRIMARY KEY (sku, shop) NOT ENFORCED)
+  WITH ('connector' = 'upsert-kafka', 'topic' = 'in', ${BROKERS}, 'properties.group.id' = 'g', 'key.format' = 'json',
+        'value.fields-include' = 'EXCEPT_KEY', 'value.format' = 'json');
+CREATE TABLE out (sku STRING, shop STRING, price INT, PRIMARY KEY (sku, shop) NOT ENFORCED)
+  WITH ('connector' = 'upsert-kafka', 'topic' = 'out', ${BROKERS}, 'key.format' = 'json', 'value.format' = 'json');
+INSERT INTO out SELECT sku, shop, price * 2 FROM prices WHERE price > 1;`;
+    const harness = run(table, [
+      { key: '{"sku":"a","shop":"x"}', value: '{"price":3}' },
+      { key: '{"sku":"a","shop":"y"}', value: '{"price":1}' },
+      { key: '{"sku":"a","shop":"x"}', value: null },
+    ]);
+    expect(harness.output('out').map((r) => `${r.key?.toString() ?? ''} ${r.value?.toString() ?? 'null'}`)).toEqual([
+      '{"sku":"a","shop":"x"} {"sku":"a","shop":"x","price":6}',
+      '{"sku":"a","shop":"x"} null',
+    ]);
+    expect(() => run(table, [{ value: '{"price":3}' }])).toThrow(/table prices cannot read the record: the record has no key, which an upsert-kafka table reads its PRIMARY KEY from/);
   });
 
   it("read and write the 'raw' format: the value's text as one STRING column, a tombstone as NULL", () => {
