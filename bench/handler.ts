@@ -4,10 +4,11 @@
 // local broker. Each run is a process of its own (bench/handler-run.ts), which first warms up
 // until its figures settle; what is measured is that process's CPU inside the handler calls, and
 // apart, the CPU of the coordinator and commit function run between them (CHECKPOINT_RECORDS).
-// `npm run bench:handler [-- --runs 3] [--batches 100,1000,10000] [--guarantees EXACTLY_ONCE]`
+// `npm run bench:handler [-- --runs 3] [--batches 100,1000,10000] [--guarantees EXACTLY_ONCE] [--cpu-prof DIR]`
 // prints the table alone; `npm run bench` puts it first in its report.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -92,6 +93,8 @@ export interface HandlerBenchOptions {
   readonly guarantees: readonly Guarantee[];
   readonly runs: number;
   readonly say: (line: string) => void;
+  /** Where each run's process writes a V8 CPU profile (`node --cpu-prof`), when given. */
+  readonly cpuProfileDir?: string;
 }
 
 export interface RunFigures {
@@ -453,9 +456,11 @@ const emulatorPerRecord = (run: RunFigures) => (run.emulatorTicks * (1_000_000 /
 const settledRatio = (run: RunFigures) => run.settle.last / run.settle.first;
 
 /** One run in a fresh process (bench/handler-run.ts), so that no run warms the next. */
-async function runInProcess(request: RunRequest): Promise<RunFigures> {
+async function runInProcess(request: RunRequest, cpuProfileDir: string | undefined): Promise<RunFigures> {
   const script = fileURLToPath(new URL('./handler-run.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(request)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // A directory per run: each of the process's threads (tsx's loader has one) writes its own profile.
+  const profiling = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', join(cpuProfileDir, `${request.which}-batch-${request.batch}-${Date.now()}`)] : [];
+  const child = spawn(process.execPath, [...profiling, '--import', 'tsx', script, JSON.stringify(request)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let printed = '';
   child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -464,7 +469,7 @@ async function runInProcess(request: RunRequest): Promise<RunFigures> {
   return result as RunFigures;
 }
 
-export async function measureHandlers({ brokers, batches, guarantees, runs, say }: HandlerBenchOptions): Promise<HandlerRow[]> {
+export async function measureHandlers({ brokers, batches, guarantees, runs, say, cpuProfileDir }: HandlerBenchOptions): Promise<HandlerRow[]> {
   const emulators = await EmulatorHost.start();
   const admin = new KafkaAdmin({ brokers: [...brokers] });
   const rows: HandlerRow[] = [];
@@ -482,7 +487,7 @@ export async function measureHandlers({ brokers, batches, guarantees, runs, say 
           // Alternating which goes first spreads the machine's drift over both.
           const order = run % 2 === 0 ? (['sluice', 'floor'] as const) : (['floor', 'sluice'] as const);
           for (const which of order) {
-            const figures = await runInProcess({ which, brokers, guarantee, batch, count, warmUpBatches, name, input, emulators: emulators.address });
+            const figures = await runInProcess({ which, brokers, guarantee, batch, count, warmUpBatches, name, input, emulators: emulators.address }, cpuProfileDir);
             (which === 'sluice' ? sluice : floor).push(figures);
           }
           const [ours, theirs] = [sluice.at(-1), floor.at(-1)];
@@ -579,6 +584,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       runs: { type: 'string', default: '3' },
       batches: { type: 'string', default: '100,1000,10000' },
       guarantees: { type: 'string', default: 'EXACTLY_ONCE' },
+      'cpu-prof': { type: 'string' },
     },
   });
   const runs = Number(values.runs);
@@ -591,6 +597,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       batches: values.batches.split(',').map(Number),
       guarantees: values.guarantees.split(',') as Guarantee[],
       say,
+      ...(values['cpu-prof'] ? { cpuProfileDir: values['cpu-prof'] } : {}),
     });
     say(`\n${formatHandlerRows(rows, runs)}`);
   } finally {
