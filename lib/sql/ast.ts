@@ -65,7 +65,14 @@ export interface SelectItem {
 }
 
 export type Relation =
-  | { readonly kind: 'table'; readonly name: string; readonly alias: string | undefined; readonly position: SqlPosition }
+  | {
+      readonly kind: 'table';
+      readonly name: string;
+      readonly alias: string | undefined;
+      /** FOR SYSTEM_TIME AS OF: the time at which a temporal join reads this versioned table. */
+      readonly asOf?: Expression;
+      readonly position: SqlPosition;
+    }
   | { readonly kind: 'subquery'; readonly query: Query; readonly alias: string | undefined; readonly position: SqlPosition }
   | {
       readonly kind: 'window';

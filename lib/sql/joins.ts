@@ -10,6 +10,7 @@ import { changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, ty
 import { commonType } from './type-rules.js';
 import { plainTime, withNullable, type SqlType, type SqlValue } from './types.js';
 import { widen } from './values.js';
+import { planTemporalJoin } from './temporal-joins.js';
 import { planWindowJoin } from './window-joins.js';
 
 type JoinRelation = Extract<Relation, { kind: 'join' }>;
@@ -126,14 +127,27 @@ export function planRegularJoin(
   const keyOf = [groupKey(sideKeys[0]).keyOf, groupKey(sideKeys[1]).keyOf] as const;
   const residualCondition = conjunction(residual);
   const matches = residualCondition && compileBoolean(residualCondition, scope, 'ON');
+  const outer = [join.type === 'LEFT' || join.type === 'FULL', join.type === 'RIGHT' || join.type === 'FULL'] as const;
+  const joinType = join.type === 'INNER' ? 'InnerJoin' : `${join.type[0]}${join.type.slice(1).toLowerCase()}OuterJoin`;
+  const nullKey = [(row: Row) => sideKeys[0].some((evaluate) => evaluate(row) === null), (row: Row) => sideKeys[1].some((evaluate) => evaluate(row) === null)] as const;
+  const asOf = join.right.kind === 'table' ? join.right.asOf : undefined;
+  if (asOf) {
+    const versionTime = versionedTable(join, inputs, keys.map((key) => key.right), { scope, rightScope }, text);
+    if (asOf.kind !== 'column' || left.rowtime === undefined || resolveField(scope, asOf.name, asOf.table, asOf.position) !== left.rowtime) {
+      throw new SqlUnsupportedError('FOR SYSTEM_TIME AS OF other than the probe side\'s time attribute (a processing-time or lookup join)', asOf.position, text);
+    }
+    if (left.updating) throw new SqlUnsupportedError(`a temporal join whose probe side is an updating result (of ${left.updating.producer})`, join.position, text);
+    if (join.type !== 'INNER' && join.type !== 'LEFT') throw new SqlError(`a temporal join is INNER or LEFT, not ${join.type}`, join.position, text);
+    return planTemporalJoin(
+      { inputs: [left, right], keyOf, nullKey: nullKey[0], times: [left.rowtime, versionTime], matches, outer: outer[0], fields: joinedFields, equalities: equalitiesOf(keys) },
+      context,
+    );
+  }
   const times = left.rowtime !== undefined && right.rowtime !== undefined ? ([left.rowtime, width + right.rowtime] as const) : undefined;
   // Bounds on right − left from both sides make Flink's interval join, which drops its rows as the
   // watermark passes their interval; one bound alone, or a bound of another shape, is a regular
   // join's condition, in Flink too.
   const interval = times && timeInterval(residual, { left: times[0], right: times[1] }, (column) => resolveField(scope, column.name, column.table, column.position));
-  const outer = [join.type === 'LEFT' || join.type === 'FULL', join.type === 'RIGHT' || join.type === 'FULL'] as const;
-  const joinType = join.type === 'INNER' ? 'InnerJoin' : `${join.type[0]}${join.type.slice(1).toLowerCase()}OuterJoin`;
-  const nullKey = [(row: Row) => sideKeys[0].some((evaluate) => evaluate(row) === null), (row: Row) => sideKeys[1].some((evaluate) => evaluate(row) === null)] as const;
   if (times && interval) {
     return planIntervalJoin(
       { inputs: [left, right], keyOf, nullKey, times: [times[0], times[1] - width], interval, matches, outer, joinType, fields: joinedFields, equalities: equalitiesOf(keys), position: join.position },
@@ -233,6 +247,35 @@ export function planRegularJoin(
     changelogMode(relation),
   );
   return relation;
+}
+
+/**
+ * The version time of a temporal join's versioned table, checked to be one: an updating result
+ * with a key and a time for each row (a deduplication that keeps each key's last row by its time
+ * attribute), which the ON clause's equalities name in full.
+ */
+function versionedTable(join: JoinRelation, inputs: { readonly right: PlannedRelation }, rightKeys: readonly Expression[], scopes: { readonly scope: Scope; readonly rightScope: Scope }, text: string): number {
+  const { right } = inputs;
+  const versionTime = right.updating?.versionTime;
+  const name = join.right.kind === 'table' ? join.right.name : 'the versioned table';
+  if (!right.updating || right.updating.keys.length === 0 || versionTime === undefined) {
+    throw new SqlError(
+      `${name} is not a versioned table, which FOR SYSTEM_TIME AS OF reads: make it a view that keeps each key's last row by its time attribute ` +
+        "(SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY key ORDER BY time DESC) AS rn FROM t) WHERE rn = 1)",
+      join.position,
+      text,
+    );
+  }
+  const named = new Set(rightKeys.flatMap((key) => (key.kind === 'column' ? [resolveField(scopes.rightScope, key.name, key.table, key.position)] : [])));
+  const missing = right.updating.keys.filter((key) => !named.has(key));
+  if (missing.length > 0) {
+    throw new SqlError(
+      `a temporal join's ON must equate every column of ${name}'s key (${right.updating.keys.map((key) => right.fields[key]?.name ?? '').join(', ')}) with the probe side; it leaves out ${missing.map((key) => right.fields[key]?.name ?? '').join(', ')}`,
+      join.position,
+      text,
+    );
+  }
+  return versionTime;
 }
 
 /**

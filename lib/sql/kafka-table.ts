@@ -62,8 +62,17 @@ export interface PlannedRelation {
    * SELECT list keeps), `producer` what makes the updates, for errors, and `kinds` the RowKinds
    * it makes when they are not +I, -U and +U. `unpaired`: a filter may have dropped the +U that
    * follows a -U (the row no longer meets its condition), so an upsert sink deletes on a -U.
+   * `versionTime`: the column of each row's event time, when the changes are a versioned table's
+   * (each key's rows by their time, as a deduplication that keeps the last row makes them), which
+   * a temporal join reads.
    */
-  readonly updating?: { readonly keys: readonly number[]; readonly producer: string; readonly kinds?: string; readonly unpaired?: boolean };
+  readonly updating?: {
+    readonly keys: readonly number[];
+    readonly producer: string;
+    readonly kinds?: string;
+    readonly unpaired?: boolean;
+    readonly versionTime?: number;
+  };
 }
 
 function tableError(table: ConnectorTable, reason: string): SqlError {

@@ -330,7 +330,11 @@ class Parser {
       return { ...relation, alias: this.alias() };
     }
     const name = this.qualifiedName();
-    if (this.peek().upper === 'FOR') throw new SqlUnsupportedError('FOR SYSTEM_TIME AS OF (temporal joins)', this.peek().position, this.text);
+    if (this.acceptWords('FOR')) {
+      this.expectWords('SYSTEM_TIME', 'AS', 'OF');
+      const asOf = this.expression();
+      return { kind: 'table', name, asOf, alias: this.alias(), position: start.position };
+    }
     return { kind: 'table', name, alias: this.alias(), position: start.position };
   }
 

@@ -358,7 +358,9 @@ function withWindow(field: Field, window: WindowBound | undefined): Field {
 /** The upsert keys a projection keeps: where each key column went, if every one did. */
 function keptKeys(updating: NonNullable<PlannedRelation['updating']>, positions: readonly number[]): NonNullable<PlannedRelation['updating']> {
   const keys = updating.keys.map((key) => positions.indexOf(key));
-  return { ...updating, keys: keys.includes(-1) ? [] : keys };
+  const { versionTime, ...rest } = updating;
+  const versionColumn = versionTime === undefined ? -1 : positions.indexOf(versionTime);
+  return { ...rest, keys: keys.includes(-1) ? [] : keys, ...(versionColumn < 0 ? {} : { versionTime: versionColumn }) };
 }
 
 /**

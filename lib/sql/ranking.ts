@@ -158,7 +158,7 @@ export function planRank(input: PlannedRelation, ranking: Ranking, context: Plan
     strategy === 'keep-first'
       ? undefined
       : strategy === 'keep-last'
-        ? { keys: keys ?? [], producer }
+        ? { keys: keys ?? [], producer, versionTime: time }
         : rankSelected
           ? { keys: keys ? [...keys, width] : [], producer }
           : // With N = 1 a partition holds one row: its key is the partition's, as Flink's upsert key.

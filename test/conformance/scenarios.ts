@@ -173,7 +173,10 @@ export function queryPipeline(query: string): ScenarioPipeline {
   return (events) => {
     const tableEnv = StreamTableEnvironment.create(events.getExecutionEnvironment());
     tableEnv.createTemporaryView('events', tableEnv.fromDataStream(events.map(({ key, value }) => ({ k: key, v: value })), EVENTS_SCHEMA));
-    const table = tableEnv.sqlQuery(query);
+    // Statements before the query (CREATE VIEW …) end with a semicolon at the end of a line, as runner/SqlQueries.java splits them.
+    const statements = query.trim().replace(/;$/, '').split(/;\s*\n/);
+    for (const statement of statements.slice(0, -1)) tableEnv.executeSql(`${statement};`);
+    const table = tableEnv.sqlQuery(statements[statements.length - 1] as string);
     const types = table.schema.map((column) => column.type);
     return tableEnv.toChangelogStream(table).map((row) => sqlLine(row, types));
   };

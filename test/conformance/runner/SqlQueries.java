@@ -58,7 +58,10 @@ final class SqlQueries {
         .watermark("ts", "SOURCE_WATERMARK()")
         .build());
     tableEnv.createTemporaryView("events", events);
-    Table result = tableEnv.sqlQuery(query.trim().replaceAll(";$", ""));
+    // Statements before the query (CREATE VIEW …) end with a semicolon at the end of a line.
+    String[] statements = query.trim().replaceAll(";$", "").split(";\\s*\\n");
+    for (int i = 0; i < statements.length - 1; i++) tableEnv.executeSql(statements[i]);
+    Table result = tableEnv.sqlQuery(statements[statements.length - 1]);
     List<String> output = new ArrayList<>();
     try (CloseableIterator<Row> changes = tableEnv.toChangelogStream(result).executeAndCollect()) {
       changes.forEachRemaining(row -> output.add(line(row)));

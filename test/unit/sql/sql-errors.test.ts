@@ -82,6 +82,21 @@ describe('SQL errors', () => {
     expect(sqlFailure(upsert('k').replace(", PRIMARY KEY (k) NOT ENFORCED", '')).message).toContain("an 'upsert-kafka' table needs a PRIMARY KEY (…) NOT ENFORCED");
   });
 
+  it('need a versioned table keyed by the ON equalities, read at the probe side\'s time attribute, for FOR SYSTEM_TIME AS OF', () => {
+    const rates = `${EVENTS}CREATE VIEW rates AS SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn FROM events) WHERE rn = 1;
+`;
+    const join = (right: string, on = 'o.k = r.k', asOf = 'o.ts') => `INSERT INTO sink SELECT o.k, r.v FROM events AS o JOIN ${right} FOR SYSTEM_TIME AS OF ${asOf} AS r ON ${on};`;
+    expect(sqlPipeline(`${rates}${join('rates')}`, { name: 'temporal' }).getTransformations().some((node) => node.kind === 'sink')).toBe(true);
+    expect(sqlFailure(`${rates}${join('events')}`).message).toContain(
+      "events is not a versioned table, which FOR SYSTEM_TIME AS OF reads: make it a view that keeps each key's last row by its time attribute",
+    );
+    expect(sqlFailure(`${rates}${join('rates', 'o.v = r.v')}`).message).toContain(
+      "a temporal join's ON must equate every column of rates's key (k) with the probe side; it leaves out k",
+    );
+    expect(sqlFailure(`${rates}${join('rates', 'o.k = r.k', 'r.ts')}`)).toBeInstanceOf(SqlUnsupportedError);
+    expect(sqlFailure(`${rates}${join('rates').replace('JOIN', 'RIGHT JOIN')}`).message).toContain('a temporal join is INNER or LEFT, not RIGHT');
+  });
+
   it('say CREATE FUNCTION is not supported yet', () => {
     expect(sqlFailure("CREATE FUNCTION f AS 'x'")).toBeInstanceOf(SqlUnsupportedError);
   });
