@@ -370,29 +370,22 @@ export class WindowOperator extends StreamOperator {
     );
   }
 
+  /**
+   * A trigger's context for one window. It is made for every element, so it opens the window's
+   * trigger state only when the trigger asks for it (most keep none), and names no function of
+   * its own (the bundle keeps function names, a property definition per closure).
+   */
   private triggerContext(window: TimeWindow): TriggerContext {
-    const state = this.windowRecord(TRIGGER_STATE, windowId(window));
-    const timer = (time: number) => this.timer(time, window);
-    const partitioned = (descriptor: AnyStateDescriptor): unknown => {
-      switch (descriptor.kind) {
-        case 'value':
-          return state.getState(descriptor);
-        case 'list':
-          return state.getListState(descriptor);
-        case 'map':
-          return state.getMapState(descriptor);
-        case 'reducing':
-          return state.getReducingState(descriptor);
-      }
-    };
+    let state: RuntimeContext | undefined;
     return {
       getCurrentProcessingTime: () => this.services.processingTime(),
       getCurrentWatermark: () => this.watermark,
-      registerEventTimeTimer: (time) => this.services.eventTimers.register(timer(time)),
-      registerProcessingTimeTimer: (time) => this.services.processingTimers.register(timer(time)),
-      deleteEventTimeTimer: (time) => this.services.eventTimers.delete(timer(time)),
-      deleteProcessingTimeTimer: (time) => this.services.processingTimers.delete(timer(time)),
-      getPartitionedState: partitioned as TriggerContext['getPartitionedState'],
+      registerEventTimeTimer: (time) => this.services.eventTimers.register(this.timer(time, window)),
+      registerProcessingTimeTimer: (time) => this.services.processingTimers.register(this.timer(time, window)),
+      deleteEventTimeTimer: (time) => this.services.eventTimers.delete(this.timer(time, window)),
+      deleteProcessingTimeTimer: (time) => this.services.processingTimers.delete(this.timer(time, window)),
+      getPartitionedState: ((descriptor: AnyStateDescriptor): unknown =>
+        partitionedState((state ??= this.windowRecord(TRIGGER_STATE, windowId(window))), descriptor)) as TriggerContext['getPartitionedState'],
     };
   }
 
@@ -480,5 +473,19 @@ export class WindowOperator extends StreamOperator {
     this.call(() => this.options.trigger.clear(window, this.triggerContext(window)));
     this.setWindowRecord(TRIGGER_STATE, id, {});
     this.setWindowRecord(PER_WINDOW_STATE, id, {});
+  }
+}
+
+/** The state a trigger's descriptor opens in its window's record. */
+function partitionedState(state: RuntimeContext, descriptor: AnyStateDescriptor): unknown {
+  switch (descriptor.kind) {
+    case 'value':
+      return state.getState(descriptor);
+    case 'list':
+      return state.getListState(descriptor);
+    case 'map':
+      return state.getMapState(descriptor);
+    case 'reducing':
+      return state.getReducingState(descriptor);
   }
 }

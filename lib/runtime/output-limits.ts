@@ -68,23 +68,41 @@ function problemOf(policy: TopicWriteLimits, timestamp: number, now: number): Ti
  */
 const RECORD_OVERHEAD_BYTES = 128;
 
-/** What a record takes of its topic's `max.message.bytes`, near enough. */
-function recordBytes(record: OutputRecord): number {
-  return sizeOf(record, (text) => Buffer.byteLength(text), (key) => key.length);
+/** How many bytes a text takes, exactly or at most. */
+interface TextMeasure {
+  readonly text: (text: string) => number;
+  readonly headerKey: (key: string) => number;
 }
 
-/** The record's size when it is over `limit`, else undefined; most records are judged by an upper bound, without counting UTF-8 bytes. */
+const EXACT: TextMeasure = { text: (text) => Buffer.byteLength(text), headerKey: (key) => key.length };
+
+// A UTF-16 code unit takes at most 3 bytes in UTF-8.
+const AT_MOST: TextMeasure = { text: (text) => text.length * 3, headerKey: (key) => key.length * 3 };
+
+/** What a record takes of its topic's `max.message.bytes`, near enough. */
+function recordBytes(record: OutputRecord): number {
+  return sizeOf(record, EXACT);
+}
+
+/**
+ * The record's size when it is over `limit`, else undefined; most records are judged by an upper
+ * bound, without counting UTF-8 bytes. This runs for every output record: it creates no function
+ * per call (the bundle keeps function names, which costs a property definition per closure).
+ */
 export function bytesOverLimit(record: OutputRecord, limit: number): number | undefined {
-  // A UTF-16 code unit takes at most 3 bytes in UTF-8.
-  const upperBound = (text: string) => text.length * 3;
-  if (sizeOf(record, upperBound, upperBound) <= limit) return undefined;
+  if (sizeOf(record, AT_MOST) <= limit) return undefined;
   const bytes = recordBytes(record);
   return bytes > limit ? bytes : undefined;
 }
 
-function sizeOf(record: OutputRecord, textBytes: (text: string) => number, headerKeyBytes: (key: string) => number): number {
-  const length = (bytes: Buffer | string | null | undefined) => (typeof bytes === 'string' ? textBytes(bytes) : (bytes?.length ?? 0));
-  return RECORD_OVERHEAD_BYTES + length(record.key) + length(record.value) + (record.headers ?? []).reduce((n, h) => n + headerKeyBytes(h.key) + length(h.value), 0);
+function sizeOf(record: OutputRecord, measure: TextMeasure): number {
+  let bytes = RECORD_OVERHEAD_BYTES + lengthOf(record.key, measure) + lengthOf(record.value, measure);
+  for (const header of record.headers ?? []) bytes += measure.headerKey(header.key) + lengthOf(header.value, measure);
+  return bytes;
+}
+
+function lengthOf(bytes: Buffer | string | null | undefined, measure: TextMeasure): number {
+  return typeof bytes === 'string' ? measure.text(bytes) : (bytes?.length ?? 0);
 }
 
 /** An output record larger than its topic takes: it fails the input record that produced it, under the bad-record policy. */
