@@ -135,17 +135,8 @@ export const MAX_PROGRESS_BYTES = 380 * 1024;
  * their states' field names: about five times smaller, for some 50 µs of CPU a write.
  */
 export function deflateJson(json: string): Buffer {
-  return json.length <= QUICK_DEFLATE_CHARS ? deflateRawSync(json, QUICK_DEFLATE) : deflateRawSync(json);
+  return deflateRawSync(json);
 }
-
-/**
- * JSON this short (a fine pack's) takes one write unit however well it deflates, so it is
- * deflated at zlib's fastest level with a small window: about half the CPU for a few bytes more.
- * Longer JSON is deflated as tightly as zlib's default level does, since its size is what each of
- * its writes costs. Inflating reads either.
- */
-const QUICK_DEFLATE_CHARS = 1024;
-const QUICK_DEFLATE = { level: 1, windowBits: 12 };
 
 /** A record's progress as JSON, and deflated as it is stored: a claim over this store's own commit writes the commit's bytes again. */
 interface EncodedProgress {
