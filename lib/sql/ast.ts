@@ -111,7 +111,16 @@ export interface Select {
   readonly position: SqlPosition;
 }
 
-export type Query = Select | { readonly kind: 'unionAll'; readonly inputs: readonly Query[]; readonly position: SqlPosition };
+/** ORDER BY's items: an expression over the query's columns, and its direction. */
+export interface SortItem {
+  readonly expression: Expression;
+  readonly descending: boolean;
+}
+
+export type Query =
+  | Select
+  | { readonly kind: 'unionAll'; readonly inputs: readonly Query[]; readonly position: SqlPosition }
+  | { readonly kind: 'sorted'; readonly query: Query; readonly orderBy: readonly SortItem[]; readonly position: SqlPosition };
 
 export type ColumnDefinition =
   | { readonly kind: 'physical'; readonly name: string; readonly type: TypeName; readonly position: SqlPosition }

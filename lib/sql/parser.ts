@@ -233,12 +233,28 @@ class Parser {
     return inlineNamed(this.query(), named);
   }
 
+  /** A query's ORDER BY, if it has one, and nothing Sluice does not run after it. */
   private noTrailing(query: Query): Query {
+    const start = this.peek();
+    const sorted: Query = this.acceptWords('ORDER', 'BY')
+      ? {
+          kind: 'sorted',
+          query,
+          orderBy: this.commaSeparated(() => {
+            const expression = this.expression();
+            const descending = this.acceptWords('DESC');
+            if (!descending) this.acceptWords('ASC');
+            if (this.peek().upper === 'NULLS') throw new SqlUnsupportedError('NULLS FIRST or LAST in ORDER BY', this.peek().position, this.text);
+            return { expression, descending };
+          }),
+          position: start.position,
+        }
+      : query;
     const next = this.peek();
-    if (next.upper === 'ORDER' || next.upper === 'LIMIT' || next.upper === 'EXCEPT' || next.upper === 'INTERSECT' || next.upper === 'MINUS') {
-      throw new SqlUnsupportedError(next.upper === 'ORDER' ? 'ORDER BY' : next.upper, next.position, this.text);
+    if (next.upper === 'LIMIT' || next.upper === 'FETCH' || next.upper === 'OFFSET' || next.upper === 'EXCEPT' || next.upper === 'INTERSECT' || next.upper === 'MINUS') {
+      throw new SqlUnsupportedError(next.upper, next.position, this.text);
     }
-    return query;
+    return sorted;
   }
 
   private queryTerm(): Query {
@@ -797,6 +813,7 @@ class Parser {
 /** `query` with each table it names that `named` holds replaced by that query, as a subquery under the table's name or alias. */
 function inlineNamed(query: Query, named: ReadonlyMap<string, Query>): Query {
   if (query.kind === 'unionAll') return { ...query, inputs: query.inputs.map((input) => inlineNamed(input, named)) };
+  if (query.kind === 'sorted') return { ...query, query: inlineNamed(query.query, named) };
   return { ...query, from: inlineRelation(query.from, named) };
 }
 

@@ -1,6 +1,6 @@
 import { ValueStateDescriptor } from '../api/state.js';
 import type { Expression, OverClause, Select } from './ast.js';
-import { emittedAtWindowEnd, type Field, type Row, type WindowColumn } from './compiled.js';
+import { emittedAtWindowEnd, type Compiled, type Field, type Row, type WindowColumn } from './compiled.js';
 import { SqlUnsupportedError } from './errors.js';
 import { compileExpression, conjunction, conjuncts, resolveField } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
@@ -182,18 +182,21 @@ function rankOrder(input: PlannedRelation, { over }: Ranking, context: PlanConte
   const scope = scopeOf(input.fields, context, text);
   const partitions = over.partitionBy.map((expression) => compileExpression(expression, scope));
   const orders = over.orderBy.map(({ expression, descending }) => ({ compiled: compileExpression(expression, scope), descending, expression }));
-  const compare = (a: Row, b: Row): number => {
+  const { keyOf } = groupKey(partitions.map((p) => p.evaluate));
+  return { scope, orders, compare: rowOrder(orders), keyOf };
+}
+
+/** Rows compared by `orders` in turn, NULL the lowest value as Flink collates it: first ascending, last descending. */
+export function rowOrder(orders: readonly { readonly compiled: Compiled; readonly descending: boolean }[]): (a: Row, b: Row) => number {
+  return (a, b) => {
     for (const { compiled, descending } of orders) {
       const x = compiled.evaluate(a);
       const y = compiled.evaluate(b);
-      // NULL is the lowest value, as Flink collates it: first ascending, last descending.
       const order = x === null || y === null ? Number(y === null) - Number(x === null) : compareValues(x, y, compiled.type);
       if (order !== 0) return descending ? -order : order;
     }
     return 0;
   };
-  const { keyOf } = groupKey(partitions.map((p) => p.evaluate));
-  return { scope, orders, compare, keyOf };
 }
 
 function partitionColumnsOf(over: OverClause, scope: RankOrder['scope']): number[] {

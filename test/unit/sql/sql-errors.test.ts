@@ -46,7 +46,7 @@ describe('SQL errors', () => {
     ['ROW_NUMBER() without a WHERE rn <= N over it (an OVER aggregation rather than a Top-N)', 'SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM events) WHERE v > 1'],
     ['a Top-N over an aggregation (an updating input)', 'SELECT k, n FROM (SELECT k, COUNT(*) AS n, ROW_NUMBER() OVER (ORDER BY k) AS rn FROM events GROUP BY k) WHERE rn <= 3'],
     ['the SESSION window function outside a window aggregation', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
-    ['ORDER BY', 'SELECT k FROM events ORDER BY k'],
+    ['LIMIT', 'SELECT k FROM events ORDER BY ts LIMIT 3'],
     ['the function LAG', 'SELECT LAG(v) FROM events'],
   ])('call %s not supported yet, where it stands, rather than a syntax error', (feature, query) => {
     const error = sqlFailure(`${EVENTS}INSERT INTO sink ${query};`);
@@ -95,6 +95,14 @@ describe('SQL errors', () => {
     );
     expect(sqlFailure(`${rates}${join('rates', 'o.k = r.k', 'r.ts')}`)).toBeInstanceOf(SqlUnsupportedError);
     expect(sqlFailure(`${rates}${join('rates').replace('JOIN', 'RIGHT JOIN')}`).message).toContain('a temporal join is INNER or LEFT, not RIGHT');
+  });
+
+  it("refuse ORDER BY that does not start with the time attribute ascending, with Flink's message", () => {
+    for (const order of ['k', 'ts DESC', 'v, ts']) {
+      expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events ORDER BY ${order};`).message).toContain(
+        'Sort on a non-time-attribute field is not supported: ORDER BY the time attribute, ascending, first, as in Flink',
+      );
+    }
   });
 
   it('say CREATE FUNCTION is not supported yet', () => {
