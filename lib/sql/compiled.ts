@@ -38,6 +38,16 @@ export interface WindowColumn {
   readonly window: WindowBound;
 }
 
+/**
+ * The last millisecond of the window a row is of, when the watermark has not passed it; undefined
+ * when it has and the row may be late for its window (a window table function's row), so that
+ * every operator that waits for its rows' windows to close drops the same late rows, as Flink does.
+ */
+export function windowStillOpen(row: Row, end: WindowColumn, watermark: number): number | undefined {
+  const lastMillisecond = (row[end.index] as number) - 1;
+  return end.window.rowsMayBeLate && lastMillisecond <= watermark ? undefined : lastMillisecond;
+}
+
 /** What an expression may name, and the session it is evaluated in. */
 export interface Scope {
   readonly fields: readonly Field[];

@@ -2,7 +2,7 @@ import type { Expression, TypeName } from './ast.js';
 import { decimalAdd, decimalDivide, decimalMultiply, decimalNegate, decimalSubtract, toDecimal } from './decimal.js';
 import { SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { castTo, resolveType } from './casts.js';
-import { sqlError, type Compiled, type Field, type Row, type Scope } from './compiled.js';
+import { sqlError, type Compiled, type Field, type Row, type Scope, type WindowColumn } from './compiled.js';
 import { commonType } from './type-rules.js';
 import { scalarFunction } from './functions.js';
 import { callUserFunction } from './user-functions.js';
@@ -83,6 +83,14 @@ export function resolveField(scope: Scope, name: string, qualifier: string | und
   }
   if (matches.length > 1) throw sqlError(scope, `column '${name}' is ambiguous: qualify it with its table`, position);
   return index;
+}
+
+/** The column an expression names, when it holds a bound of its rows' windows. */
+export function windowColumnOf(expression: Expression, scope: Scope): WindowColumn | undefined {
+  if (expression.kind !== 'column') return undefined;
+  const index = resolveField(scope, expression.name, expression.table, expression.position);
+  const window = scope.fields[index]?.window;
+  return window && { index, window };
 }
 
 /** Compiles an expression to its type and a function of the row, applying Flink's type and NULL rules. */

@@ -3,7 +3,7 @@ import type { Collector } from '../api/functions.js';
 import type { Expression, Relation } from './ast.js';
 import type { Field, Row, Scope, WindowColumn } from './compiled.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
-import { compileBoolean, compileExpression, conjunction, conjuncts, resolveField, subexpressions } from './expressions.js';
+import { compileBoolean, compileExpression, conjunction, conjuncts, resolveField, subexpressions, windowColumnOf } from './expressions.js';
 import { planIntervalJoin, timeInterval } from './interval-joins.js';
 import type { PlannedRelation } from './kafka-table.js';
 import { changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
@@ -283,14 +283,8 @@ function versionedTable(join: JoinRelation, inputs: { readonly right: PlannedRel
  * window_end, each input's of one windowing: Flink's window join.
  */
 function windowEnds(keys: readonly EquiKey[], scope: Scope, leftWidth: number): readonly [WindowColumn, WindowColumn] | undefined {
-  const windowOf = (expression: Expression): WindowColumn | undefined => {
-    if (expression.kind !== 'column') return undefined;
-    const index = resolveField(scope, expression.name, expression.table, expression.position);
-    const window = scope.fields[index]?.window;
-    return window && { index, window };
-  };
   const bounds = keys.flatMap((key) => {
-    const [left, right] = [windowOf(key.left), windowOf(key.right)];
+    const [left, right] = [windowColumnOf(key.left, scope), windowColumnOf(key.right, scope)];
     return left && right && left.window.bound === right.window.bound ? [{ left, right }] : [];
   });
   const end = bounds.find(({ left }) => left.window.bound === 'end');

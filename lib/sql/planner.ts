@@ -5,8 +5,8 @@ import { aggregateFunction, compileAggregate, type AggregateCall } from './aggre
 import type { Expression, Query, Relation, Select } from './ast.js';
 import { withWindowTableFunction } from './group-windows.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
-import { emittedAtWindowEnd, type Compiled, type Field, type Row, type Scope, type WindowBound, type WindowColumn } from './compiled.js';
-import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions } from './expressions.js';
+import { emittedAtWindowEnd, windowStillOpen, type Compiled, type Field, type Row, type Scope, type WindowBound, type WindowColumn } from './compiled.js';
+import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions, windowColumnOf } from './expressions.js';
 import { normalizedChangelog } from './changelog-normalize.js';
 import { planSort } from './sort.js';
 import { planRegularJoin } from './joins.js';
@@ -459,12 +459,7 @@ function grouping(select: Select, input: PlannedRelation, calls: readonly Extrac
  * its start and its end, as Flink's window aggregation and window Top-N group by them.
  */
 function windowEndOf(keys: readonly Expression[], scope: Scope): WindowColumn | undefined {
-  const bounds = keys.flatMap((expression) => {
-    if (expression.kind !== 'column') return [];
-    const index = resolveField(scope, expression.name, expression.table, expression.position);
-    const window = scope.fields[index]?.window;
-    return window ? [{ index, window }] : [];
-  });
+  const bounds = keys.flatMap((expression) => windowColumnOf(expression, scope) ?? []);
   const end = bounds.find(({ window }) => window.bound === 'end');
   return end && bounds.some(({ window }) => window.bound === 'start' && window.of === end.window.of) ? end : undefined;
 }
@@ -484,8 +479,8 @@ function planWindowedGroupAggregate(select: Select, input: PlannedRelation, call
     .withState((state) => state.getState(group))
     .process<Row>({
       processElement(row, { state, timerService }) {
-        const lastMillisecond = (row[windowEnd.index] as number) - 1;
-        if (windowEnd.window.rowsMayBeLate && lastMillisecond <= timerService().currentWatermark()) return;
+        const lastMillisecond = windowStillOpen(row, windowEnd, timerService().currentWatermark());
+        if (lastMillisecond === undefined) return;
         const held = state.value();
         state.update({ keys: held?.keys ?? keyEvaluators.map((evaluate) => evaluate(row)), accumulators: aggregate.add(row, held?.accumulators ?? aggregate.createAccumulator()) });
         timerService().registerEventTimeTimer(lastMillisecond);

@@ -1,6 +1,6 @@
 import { ValueStateDescriptor } from '../api/state.js';
 import type { Expression, OverClause, Select } from './ast.js';
-import { emittedAtWindowEnd, type Compiled, type Field, type Row, type WindowColumn } from './compiled.js';
+import { emittedAtWindowEnd, windowStillOpen, type Compiled, type Field, type Row, type WindowColumn } from './compiled.js';
 import { SqlUnsupportedError } from './errors.js';
 import { compileExpression, conjunction, conjuncts, resolveField } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
@@ -236,8 +236,8 @@ export function planWindowRank(input: PlannedRelation, ranking: Ranking, windowE
     .withState((state) => state.getState(descriptor))
     .process<Row>({
       processElement(row, { state, timerService }) {
-        const lastMillisecond = (row[windowEnd.index] as number) - 1;
-        if (windowEnd.window.rowsMayBeLate && lastMillisecond <= timerService().currentWatermark()) return;
+        const lastMillisecond = windowStillOpen(row, windowEnd, timerService().currentWatermark());
+        if (lastMillisecond === undefined) return;
         const rows = state.value() ?? [];
         if (rows.length === 0) timerService().registerEventTimeTimer(lastMillisecond);
         // Deduplicating by time, the later of equal rows wins when keeping the last.

@@ -1,5 +1,5 @@
 import { ValueStateDescriptor } from '../api/state.js';
-import { emittedAtWindowEnd, type Compiled, type Field, type Row, type WindowColumn } from './compiled.js';
+import { emittedAtWindowEnd, windowStillOpen, type Compiled, type Field, type Row, type WindowColumn } from './compiled.js';
 import type { PlannedRelation } from './kafka-table.js';
 import { changelogMode, columnList, expiring, sqlOperator, type PlanContext } from './plan-context.js';
 import type { SqlValue } from './types.js';
@@ -40,8 +40,8 @@ export function planWindowJoin(parts: WindowJoinParts, context: PlanContext): Pl
     .process<Row>({
       processElement({ side, row }, { state, timerService }) {
         const end = ends[side];
-        const lastMillisecond = (row[end.index] as number) - 1;
-        if (end.window.rowsMayBeLate && lastMillisecond <= timerService().currentWatermark()) return;
+        const lastMillisecond = windowStillOpen(row, end, timerService().currentWatermark());
+        if (lastMillisecond === undefined) return;
         state[side].update([...(state[side].value() ?? []), row]);
         timerService().registerEventTimeTimer(lastMillisecond);
       },
