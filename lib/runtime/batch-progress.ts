@@ -3,7 +3,7 @@
 // table (test/unit/runtime/batch-progress.test.ts).
 import type { TransactionHandle } from '../kafka/transaction-handle.js';
 import type { ShardRef } from '../state/shard-store.js';
-import { invariant } from './invariants.js';
+import { invariant } from '../invariants.js';
 import { earliestEventTimer } from './stage-executor.js';
 import type { StateDelta } from '../snapshot/checkpoint-state.js';
 import type { PendingTransaction, RuntimeProgress, ShardProgress } from './shard-record.js';

@@ -24,7 +24,7 @@ import {
 } from '../snapshot/checkpoint-state.js';
 import type { SnapshotStore } from '../snapshot/snapshot-store.js';
 import { decideInFlight, decideNext, shardsToTick } from './coordinator-decision.js';
-import { invariant } from './invariants.js';
+import { invariant } from '../invariants.js';
 import { deltaSource, runtimeProgressOf, shardRefOf, type RuntimeProgress, type ShardTarget } from './shard-record.js';
 import { hasUncommittedWork, restingState, wakeCoordinator, type CoordinatorSchedule } from './quiescence.js';
 

@@ -9,7 +9,7 @@
 // shard and epoch), never undo one, and never request a rollback for a committed checkpoint.
 import { sameShard, type ShardPosition } from '../snapshot/checkpoint-state.js';
 import type { CoordinatorRecord, CoordinatorStore, RollbackRequest } from '../state/coordinator-store.js';
-import { invariant } from './invariants.js';
+import { invariant } from '../invariants.js';
 import type { PendingTransaction } from './shard-record.js';
 
 /** Whether `request` is the rollback of `target`'s transaction of `epoch`. */

@@ -249,8 +249,8 @@ class KeyStateLimitError extends Error {
 
   constructor(bytes: number) {
     super(
-      `the state of its key would take ${bytes} bytes deflated, more than the ${MAX_KEY_STATE_BYTES} a key may hold (its DynamoDB item ` +
-        `keeps it twice, within 400 KB): keep less per key (reduce or aggregate instead of keeping every element, a StateTtlConfig, shorter windows)`,
+      `the state of its key would take ${bytes} bytes deflated, more than the ${MAX_KEY_STATE_BYTES} a key may hold (every batch that ` +
+        `changes the key writes all of it): keep less per key (reduce or aggregate instead of keeping every element, a StateTtlConfig, shorter windows)`,
     );
   }
 }

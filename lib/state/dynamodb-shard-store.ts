@@ -18,8 +18,9 @@ import { ItemShardStore, parseStored, type EpochRange, type PackCondition, type 
  *   `aborted` (JSON ranges), `progress` (JSON, deflated), `buckets`, `liveBytes` and `density` (the pack layout);
  * - bucket pack — pk `pack#<stage>#<shard>#b<bucket>`, sk `pack`: `entries` (JSON, deflated), `ver`,
  *   `epoch`. One partition key per bucket spreads a shard's keys over many partitions;
- * - spilled key — pk `pack#<stage>#<shard>#k<key group>`, sk `<key as JSON>`: the same
- *   attributes, for the one entry of a key whose state is too large to share a pack.
+ * - spilled key — pk `pack#<stage>#<shard>#k<key group>`, sk `<key as JSON>` (and `<key as
+ *   JSON>#<n>` for its later chunks): the same attributes, for the one entry of a key whose
+ *   state is too large to share a pack.
  *
  * Every read is strongly consistent; every write is conditional (no transactions).
  */
@@ -40,7 +41,7 @@ export class DynamoShardStore extends ItemShardStore {
 
   private static packKey({ stage, shard }: ShardRef, id: PackId) {
     return id.key
-      ? { pk: `pack#${stage}#${shard}#k${id.key.keyGroup}`, sk: id.key.serialized }
+      ? { pk: `pack#${stage}#${shard}#k${id.key.keyGroup}`, sk: id.chunk === 0 ? id.key.serialized : `${id.key.serialized}#${id.chunk}` }
       : { pk: `pack#${stage}#${shard}#b${id.bucket}`, sk: 'pack' };
   }
 

@@ -100,6 +100,13 @@ export function ancestorOf(bucket: number, buckets: number): number {
   return ancestor;
 }
 
+/**
+ * The most one item of a spilled key may store of its state (deflated): the item keeps two
+ * values (the newest and the last committed one), within DynamoDB's 400 KB, with room for its
+ * keys. A larger state is cut into chunks, an item each.
+ */
+export const MAX_CHUNK_BYTES = 190 * 1024;
+
 /** How a store packs keys; the defaults suit DynamoDB's pricing, and the simulation draws small ones to split and spill often. */
 export interface PackOptions {
   /** Live bytes a fine pack holds on average (default {@link PACK_LIVE_BYTES}). */
@@ -108,6 +115,8 @@ export interface PackOptions {
   readonly denseLiveBytesPerPack?: number;
   /** A key whose state is larger lives in an item of its own (default {@link SPILL_STATE_BYTES}). */
   readonly spillStateBytes?: number;
+  /** A spilled key's state larger than this, deflated, is cut into chunks of at most this size, an item each (default {@link MAX_CHUNK_BYTES}). */
+  readonly chunkBytes?: number;
 }
 
 /** What a batch's writes did to a shard's live bytes. */
@@ -163,27 +172,31 @@ export function liveBytesOf(key: KeyRef, stateBytes: number | undefined, spilled
   return key.serialized.length + (spilled ? 1 : stateBytes) + 8;
 }
 
-/** Where an item of keyed state lives: a bucket's pack, or the own item of a spilled key. */
+/** Where an item of keyed state lives: a bucket's pack, or an own item of a spilled key (its first chunk, or a later one). */
 export type PackId =
   | { readonly bucket: number; readonly key?: undefined; readonly text: string }
-  | { readonly key: KeyRef; readonly bucket?: undefined; readonly text: string };
+  | { readonly key: KeyRef; readonly chunk: number; readonly bucket?: undefined; readonly text: string };
 
 /** The text that names a bucket's pack among a shard's items. */
 export function bucketPackText(bucket: number): string {
   return `b${bucket}`;
 }
 
-/** The text that names a spilled key's own item among a shard's items. */
-export function spillPackText(serializedKey: string): string {
-  return `k${serializedKey}`;
+/**
+ * The text that names a spilled key's own item among a shard's items: its first chunk's (where
+ * a state of one chunk lives), or a later chunk's. A key is JSON, so no key's text ends as a
+ * later chunk's does.
+ */
+export function spillPackText(serializedKey: string, chunk = 0): string {
+  return chunk === 0 ? `k${serializedKey}` : `k${serializedKey}#${chunk}`;
 }
 
 export function bucketPack(bucket: number): PackId {
   return { bucket, text: bucketPackText(bucket) };
 }
 
-export function spillPack(key: KeyRef): PackId {
-  return { key, text: spillPackText(key.serialized) };
+export function spillPack(key: KeyRef, chunk = 0): PackId {
+  return { key, chunk, text: spillPackText(key.serialized, chunk) };
 }
 
 /** A pack as stored: its entries as JSON, a version that every write raises, and the newest epoch that wrote it. */

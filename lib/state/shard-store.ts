@@ -1,5 +1,6 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { KeyRef } from './keys.js';
+import { invariant } from '../invariants.js';
 import {
   ancestorOf,
   bucketOf,
@@ -9,6 +10,7 @@ import {
   DENSE_PACK_LIVE_BYTES,
   INITIAL_LAYOUT,
   liveBytesOf,
+  MAX_CHUNK_BYTES,
   MAX_PACK_BYTES,
   PACK_LIVE_BYTES,
   packHash,
@@ -76,11 +78,12 @@ export interface StateChange {
 }
 
 /**
- * The most state one key may hold, as its item stores it (deflated JSON): the item keeps the
- * state twice (the current and the previous epoch's), within DynamoDB's 400 KB per item, with
- * room for its keys.
+ * The most state one key may hold, as its items store it (deflated JSON). A state over one
+ * item's share is cut into chunks, an item each, and every write of the key writes them all:
+ * a batch that changes such a key pays a write unit per kilobyte of it, and the function holds
+ * its JSON, about five times this, in memory.
  */
-export const MAX_KEY_STATE_BYTES = 190 * 1024;
+export const MAX_KEY_STATE_BYTES = 8 * 1024 * 1024;
 
 /** The first change whose state is more than a key may hold, with its deflated size. */
 export function oversizedKeyState(changes: readonly StateChange[]): { key: KeyRef; bytes: number } | undefined {
@@ -119,7 +122,7 @@ export class KeyStateTooLargeError extends Error {
     const shown = key.serialized.length > 200 ? `${key.serialized.slice(0, 200)}…` : key.serialized;
     super(
       `Shard ${shard.stage}/${shard.shard}: the state of key ${shown} would take ${bytes} bytes deflated, more than the ` +
-        `${MAX_KEY_STATE_BYTES} a key may hold (its DynamoDB item keeps it twice, within 400 KB). Keep less per key: ` +
+        `${MAX_KEY_STATE_BYTES} a key may hold (every batch that changes the key writes all of it). Keep less per key: ` +
         `aggregate (reduce or aggregate instead of process over all elements), set a StateTtlConfig, or shorten the windows.`,
     );
   }
@@ -239,11 +242,15 @@ export interface ShardStore {
   deleteKeyedState(): Promise<number>;
 }
 
-/** Marks a spilled key's state in its pack: the state is in the key's own item. */
+/**
+ * Marks a spilled key's state in its pack: the state is in the key's own item. A marker of 2 or
+ * more says the state is cut into that many chunks, an item each, whose values are slices of
+ * its JSON.
+ */
 export const SPILLED = 0;
 
-/** What an entry holds: a key's state, null for cleared state, or the spill marker. */
-export type StoredState = KeyState | null | typeof SPILLED;
+/** What an entry holds: a key's state or null for cleared state; in a pack, a spill marker; in a later chunk's item, a slice of the state's JSON. */
+export type StoredState = KeyState | null | number | string;
 
 /** One key's entry: the newest value and the last committed value before it. */
 export interface KeyItem {
@@ -263,6 +270,58 @@ export function visibleState(claim: Pick<ShardClaim, 'committedEpoch' | 'aborted
   if (isCommitted(claim, item.curEpoch)) return item.cur;
   if (item.prevEpoch >= 0 && isCommitted(claim, item.prevEpoch)) return item.prev;
   return undefined;
+}
+
+/** The epoch of the value a reader with this claim sees in an entry (see {@link visibleState}). */
+function visibleEpoch(claim: Pick<ShardClaim, 'committedEpoch' | 'abortedEpochs'>, item: KeyItem | undefined): number | undefined {
+  if (!item) return undefined;
+  if (isCommitted(claim, item.curEpoch)) return item.curEpoch;
+  if (item.prevEpoch >= 0 && isCommitted(claim, item.prevEpoch)) return item.prevEpoch;
+  return undefined;
+}
+
+/**
+ * The JSON of a spilled state cut into chunks whose slices each store within `chunkBytes`
+ * deflated; one chunk for a state that does. `deflatedBytes`: the whole JSON's, deflated.
+ */
+export function chunksOf(json: string, deflatedBytes: number, chunkBytes: number): string[] {
+  if (deflatedBytes <= chunkBytes) return [json];
+  const chunks: string[] = [];
+  // A first guess by the whole's ratio, with a margin; a slice that deflates less well is cut shorter.
+  const guess = Math.max(1, Math.floor(((json.length * chunkBytes) / deflatedBytes) * 0.9));
+  for (let from = 0; from < json.length; ) {
+    let length = Math.min(guess, json.length - from);
+    for (;;) {
+      const bytes = deflateJson(JSON.stringify(json.slice(from, from + length))).length;
+      if (bytes <= chunkBytes || length === 1) break;
+      length = Math.max(1, Math.floor(length * Math.min(0.8, chunkBytes / bytes)));
+    }
+    chunks.push(json.slice(from, from + length));
+    from += length;
+  }
+  return chunks;
+}
+
+/**
+ * A spilled key's state from its own items: `itemOf(chunk)` gives the key's entry in each of
+ * the `marker`'s chunks. Each shows as visible the value the epoch that wrote the marker wrote,
+ * since that epoch wrote every chunk and only epochs a reader cannot see wrote them since.
+ */
+function spilledState(
+  reader: Pick<ShardClaim, 'committedEpoch' | 'abortedEpochs'>,
+  key: string,
+  marker: number,
+  markerEpoch: number | undefined,
+  itemOf: (chunk: number) => KeyItem | undefined,
+): KeyState | null {
+  const chunks = Array.from({ length: Math.max(1, marker) }, (_, chunk) => {
+    const item = itemOf(chunk);
+    const epoch = visibleEpoch(reader, item);
+    invariant(epoch === markerEpoch, () => `spilled key ${key}: its chunk ${chunk} shows epoch ${epoch}'s value where its marker is epoch ${markerEpoch}'s`);
+    return visibleState(reader, item);
+  });
+  if (marker === SPILLED) return chunks[0] as KeyState | null;
+  return JSON.parse((chunks as string[]).join('')) as KeyState;
 }
 
 /** The entry an epoch writes over `existing`: `prev` keeps the last committed value. */
@@ -389,6 +448,16 @@ function entriesJson(entries: ReadonlyMap<string, KeyItem>): string {
   return `{${parts.join(',')}}`;
 }
 
+/** The items of a spilled key's state under its `marker`. */
+function chunkIds(key: KeyRef, marker: number): PackId[] {
+  return Array.from({ length: Math.max(1, marker) }, (_, chunk) => spillPack(key, chunk));
+}
+
+/** The marker of a spilled state cut into `chunks`. */
+function spillMarker(chunks: readonly string[]): number {
+  return chunks.length === 1 ? SPILLED : chunks.length;
+}
+
 function homeOf(key: KeyRef, layout: PackLayout): PackId {
   return bucketPack(bucketOf(packHash(key.serialized), layout.buckets));
 }
@@ -414,11 +483,13 @@ export abstract class ItemShardStore implements ShardStore {
   private readonly liveBytesPerPack: number;
   private readonly denseLiveBytesPerPack: number;
   private readonly spillStateBytes: number;
+  private readonly chunkBytes: number;
 
-  constructor({ liveBytesPerPack = PACK_LIVE_BYTES, denseLiveBytesPerPack, spillStateBytes = SPILL_STATE_BYTES }: PackOptions = {}) {
+  constructor({ liveBytesPerPack = PACK_LIVE_BYTES, denseLiveBytesPerPack, spillStateBytes = SPILL_STATE_BYTES, chunkBytes = MAX_CHUNK_BYTES }: PackOptions = {}) {
     this.liveBytesPerPack = liveBytesPerPack;
     this.denseLiveBytesPerPack = denseLiveBytesPerPack ?? (liveBytesPerPack * DENSE_PACK_LIVE_BYTES) / PACK_LIVE_BYTES;
     this.spillStateBytes = spillStateBytes;
+    this.chunkBytes = chunkBytes;
   }
 
   protected abstract getRecord(shard: ShardRef): Promise<ShardRecord | undefined>;
@@ -502,20 +573,24 @@ export abstract class ItemShardStore implements ShardStore {
     await this.ensureSeen(claim, homes);
     const seen = this.seenBy(claim);
     const result = new Map<string, KeyState>();
-    const spilled: KeyRef[] = [];
+    const spilled: { key: KeyRef; marker: number; epoch: number | undefined }[] = [];
     homes.forEach((home, i) => {
       const key = keys[i] as KeyRef;
-      const state = visibleState(claim, seen.get(home.text)?.entries.get(key.serialized));
-      if (state === SPILLED) spilled.push(key);
+      const entry = seen.get(home.text)?.entries.get(key.serialized);
+      const state = visibleState(claim, entry);
+      if (typeof state === 'number') spilled.push({ key, marker: state, epoch: visibleEpoch(claim, entry) });
       // A copy: callers change state in place, and `seen` must keep what was read, from which
       // the write computes the entry's `prev`.
-      else if (state) result.set(key.serialized, structuredClone(state));
+      else if (state) result.set(key.serialized, structuredClone(state as KeyState));
     });
     if (spilled.length > 0) {
-      await this.ensureSeen(claim, spilled.map(spillPack));
-      for (const key of spilled) {
-        const state = visibleState(claim, seen.get(spillPack(key).text)?.entries.get(key.serialized));
-        if (state) result.set(key.serialized, structuredClone(state));
+      await this.ensureSeen(claim, spilled.flatMap(({ key, marker }) => chunkIds(key, marker)));
+      for (const { key, marker, epoch } of spilled) {
+        const chunks = chunkIds(key, marker).map((id) => seen.get(id.text));
+        // A newer owner rewrote the key's items: this claim can no longer read its state.
+        if (chunks.some((chunk) => chunk && chunk.epoch > claim.epoch)) throw new ShardFencedError(claim.shard, claim.epoch);
+        const state = spilledState(claim, key.serialized, marker, epoch, (chunk) => chunks[chunk]?.entries.get(key.serialized));
+        if (state) result.set(key.serialized, marker === SPILLED ? structuredClone(state) : state);
       }
     }
     return result;
@@ -548,21 +623,22 @@ export abstract class ItemShardStore implements ShardStore {
       const hash = packHash(key.serialized);
       // Its pack under the committed layout: where its committed entry is, whichever pack it goes to now.
       const home = bucketPack(bucketOf(hash, claim.layout.buckets));
-      return { key, state, bytes, hash, home, spilled: bytes !== undefined && bytes > this.spillStateBytes };
+      const spilled = state !== null && bytes !== undefined && bytes > this.spillStateBytes;
+      return { key, state, bytes, hash, home, spilled, chunks: spilled ? this.spillChunksOf(state, bytes) : [] };
     });
     const seen = this.seenBy(claim);
     const committed = claim.layout;
     const before = this.grown.get(claim) ?? committed;
     const spills = writes.filter(({ spilled }) => spilled);
-    await this.ensureSeen(claim, [...writes.map(({ home }) => home), ...spills.map(({ key }) => spillPack(key))]);
+    await this.ensureSeen(claim, [...writes.map(({ home }) => home), ...spills.flatMap(({ key, chunks }) => chunkIds(key, chunks.length))]);
     const existing = ({ key, home }: (typeof writes)[number]) => seen.get(home.text)?.entries.get(key.serialized);
 
     let delta = 0;
     let changedBytes = 0;
     for (const write of writes) {
       const old = visibleState(claim, existing(write));
-      const oldBytes = old === undefined || old === null ? undefined : old === SPILLED ? 0 : Buffer.byteLength(JSON.stringify(old));
-      const [live, wasLive] = [liveBytesOf(write.key, write.bytes, write.spilled), liveBytesOf(write.key, oldBytes, old === SPILLED)];
+      const oldBytes = old === undefined || old === null ? undefined : typeof old === 'number' ? 0 : Buffer.byteLength(JSON.stringify(old));
+      const [live, wasLive] = [liveBytesOf(write.key, write.bytes, write.spilled), liveBytesOf(write.key, oldBytes, typeof old === 'number')];
       delta += live - wasLive;
       changedBytes += Math.max(live, wasLive);
     }
@@ -589,15 +665,19 @@ export abstract class ItemShardStore implements ShardStore {
         const kept = belongs && (item.curEpoch < claim.epoch ? settled(claim, item) : item);
         if (kept) entries.set(key, kept);
       }
-      for (const write of inBucket) entries.set(write.key.serialized, nextItem(claim, existing(write), write.spilled ? SPILLED : write.state));
+      for (const write of inBucket) entries.set(write.key.serialized, nextItem(claim, existing(write), write.spilled ? spillMarker(write.chunks) : write.state));
       return entries;
     };
     const packWrites = [...byBucket].map(([bucket, inBucket]) => () =>
       this.writePack(claim, bucketPack(bucket), () => entriesOf(bucket, inBucket), bucket >= before.buckets),
     );
-    for (const { key, state } of spills) {
-      const id = spillPack(key);
-      packWrites.push(() => this.writePack(claim, id, () => new Map([[key.serialized, nextItem(claim, seen.get(id.text)?.entries.get(key.serialized), state)]]), false));
+    for (const { key, state, chunks } of spills) {
+      // One chunk keeps the state itself, as before states were cut.
+      const values: StoredState[] = chunks.length === 1 ? [state] : chunks;
+      values.forEach((value, chunk) => {
+        const id = spillPack(key, chunk);
+        packWrites.push(() => this.writePack(claim, id, () => new Map([[key.serialized, nextItem(claim, seen.get(id.text)?.entries.get(key.serialized), value)]]), false));
+      });
     }
     const queue = packWrites.values();
     const worker = async () => {
@@ -605,6 +685,12 @@ export abstract class ItemShardStore implements ShardStore {
     };
     await Promise.all(Array.from({ length: Math.min(this.writeConcurrency(), packWrites.length) }, worker));
     this.grown.set(claim, after);
+  }
+
+  /** A spilled state's JSON in the chunks its items store; one chunk for a state whose JSON fits one item (then its deflated size does too). */
+  private spillChunksOf(state: KeyState, jsonBytes: number): string[] {
+    const json = JSON.stringify(state);
+    return jsonBytes <= this.chunkBytes ? [json] : chunksOf(json, deflateJson(json).length, this.chunkBytes);
   }
 
   /**
@@ -687,8 +773,11 @@ export function committedStateOf(record: ShardRecord | undefined, packs: Readonl
       // Copies a split left behind in the ancestor.
       if (bucketOf(packHash(key), layout.buckets) !== bucket) continue;
       const visible = visibleState(reader, item);
-      const value = visible === SPILLED ? visibleState(reader, parsePack(packs.get(spillPackText(key)))?.entries.get(key)) : visible;
-      if (value) state.set(key, value);
+      const value =
+        typeof visible === 'number'
+          ? spilledState(reader, key, visible, visibleEpoch(reader, item), (chunk) => parsePack(packs.get(spillPackText(key, chunk)))?.entries.get(key))
+          : visible;
+      if (value) state.set(key, value as KeyState);
     }
   }
   return state;

@@ -187,7 +187,10 @@ function packingOf(seed: number): PackOptions {
   if (random() < 0.5) return {};
   const pick = <T>(choices: readonly T[]): T => choices[Math.floor(random() * choices.length)] as T;
   const liveBytesPerPack = pick([16, 48, 120]);
-  return { liveBytesPerPack, denseLiveBytesPerPack: liveBytesPerPack * pick([1, 4, 64]), spillStateBytes: pick([24, 64, 160, 4_096]) };
+  const denseLiveBytesPerPack = liveBytesPerPack * pick([1, 4, 64]);
+  const spillStateBytes = pick([24, 64, 160, 4_096]);
+  // Chunks of a few dozen bytes deflated cut a spilled state into several items, so that a key's items are written, read and fenced apart.
+  return { liveBytesPerPack, denseLiveBytesPerPack, spillStateBytes, chunkBytes: pick([24, 48, 96]) };
 }
 
 /**

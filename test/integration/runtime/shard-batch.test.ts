@@ -319,9 +319,9 @@ describe('the processor’s state path', () => {
       value: Buffer.from(JSON.stringify({ customer, text: noise(`${customer}@${offset}`, length) })),
       headers: [],
     });
-    // Customer 7's second note would take its state past 190 KiB deflated (the notes' text barely deflates); the small
+    // Customer 7's second note would take its state past 8 MiB deflated (the notes' text barely deflates); the small
     // note after it comes later in the same key's order.
-    const batch = [note(0, 7, 150_000), note(1, 8, 10), note(2, 7, 150_000), note(3, 7, 1)];
+    const batch = [note(0, 7, 6_000_000), note(1, 8, 10), note(2, 7, 6_000_000), note(3, 7, 1)];
 
     it('dead-letters the records that would outgrow it, and the key goes on', async () => {
       const { notes, notesStage } = notesPlan(BadRecordPolicy.deadLetter('notes-dlq'));
@@ -329,19 +329,19 @@ describe('the processor’s state path', () => {
       const shard = { stage: notesStage.id, shard: 0 };
       const first = await prepareShardBatch({ plan: notes, stage: notesStage, store, shard, records: batch, clock: () => 0 });
       await store.commit(first.claim, first.progress);
-      expect((first.outputs.sinks.values().next().value ?? []).map((r) => r.value?.toString())).toEqual(['7:150000', '8:10']);
+      expect((first.outputs.sinks.values().next().value ?? []).map((r) => r.value?.toString())).toEqual(['7:6000000', '8:10']);
       expect(first.outputs.deadLetters.map((r) => r.headers?.find((h) => h.key === 'sluice.source.offset')?.value)).toEqual(['2', '3']);
       expect(first.outputs.deadLetters[0]?.headers?.find((h) => h.key === 'sluice.error')?.value).toMatch(
-        /^the state of its key would take \d+ bytes deflated, more than the 194560 a key may hold/,
+        /^the state of its key would take \d+ bytes deflated, more than the 8388608 a key may hold/,
       );
       const next = await prepareShardBatch({ plan: notes, stage: notesStage, store, shard, records: [note(4, 7, 5)], clock: () => 0 });
-      expect((next.outputs.sinks.values().next().value ?? []).map((r) => r.value?.toString())).toEqual(['7:150005']);
+      expect((next.outputs.sinks.values().next().value ?? []).map((r) => r.value?.toString())).toEqual(['7:6000005']);
     });
 
     it('fails the batch under fail(), naming the record that would outgrow it', async () => {
       const { notes, notesStage } = notesPlan(BadRecordPolicy.fail());
       const failed = await prepareShardBatch({ plan: notes, stage: notesStage, store: new MemoryShardStore(), shard: { stage: notesStage.id, shard: 0 }, records: batch, clock: () => 0 });
-      expect(failed.error?.message).toMatch(/^Record notes\/0@2: notes failed: the state of its key would take \d+ bytes deflated, more than the 194560 a key may hold/);
+      expect(failed.error?.message).toMatch(/^Record notes\/0@2: notes failed: the state of its key would take \d+ bytes deflated, more than the 8388608 a key may hold/);
       expect(failed.changes).toEqual([]);
     });
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { keyRef, type KeyRef } from '../../../lib/state/keys.js';
 import { noise } from '../../helpers/noise.js';
-import { bucketOf, DENSE_PACK_LIVE_BYTES, PACK_LIVE_BYTES, packHash, SPILL_STATE_BYTES, type PackOptions } from '../../../lib/state/packs.js';
+import { bucketOf, DENSE_PACK_LIVE_BYTES, MAX_CHUNK_BYTES, PACK_LIVE_BYTES, packHash, SPILL_STATE_BYTES, type PackOptions } from '../../../lib/state/packs.js';
 import {
   deflateJson,
   KeyStateTooLargeError,
@@ -21,17 +21,6 @@ const key = (name: string): KeyRef => keyRef(name, 128);
 
 /** What a value takes as a record or a pack stores it. */
 const storedBytes = (value: unknown): number => deflateJson(JSON.stringify(value)).length;
-
-/** The longest of `make`'s values that stores in at most `bytes`. */
-function largestWithin<T>(bytes: number, make: (length: number) => T): T {
-  let [fits, outgrows] = [0, bytes * 2];
-  while (outgrows - fits > 1) {
-    const middle = Math.floor((fits + outgrows) / 2);
-    if (storedBytes(make(middle)) <= bytes) fits = middle;
-    else outgrows = middle;
-  }
-  return make(fits);
-}
 
 async function readAll(store: ItemShardStore, claim: ShardClaim, names: string[]): Promise<Record<string, KeyState | undefined>> {
   const states = await store.read(claim, names.map(key));
@@ -68,19 +57,54 @@ export function shardStoreContract(name: string, createStore: (packing?: PackOpt
       expect(await readAll(store, claim, ['a'])).toEqual({ a: undefined });
     });
 
-    it('holds a key state of the largest size allowed deflated, twice over, and refuses a larger one before writing anything', async () => {
+    it('holds a key state larger than an item in chunks, an item each, the largest a chunk stores twice over', async () => {
       const store = await createStore();
       const shard = newShard();
-      // Two commits: the item then holds the new state and the previous one, each of the largest size.
-      const largest = (fill: string) => largestWithin(MAX_KEY_STATE_BYTES, (length) => ({ note: noise(fill, length) }));
+      // Two commits: each chunk's item then holds its slice of the new state and of the previous one.
+      const large = (fill: string) => ({ note: noise(fill, 3 * MAX_CHUNK_BYTES) });
       for (const fill of ['a', 'b']) {
         const claim = await store.claim(shard);
         await store.read(claim, [key('big')]);
-        await store.write(claim, [{ key: key('big'), state: largest(fill) }]);
+        const writes = store.requests.itemWrites;
+        await store.write(claim, [{ key: key('big'), state: large(fill) }]);
+        // Its pack's marker and at least three chunks: base64 deflates to three quarters.
+        expect(store.requests.itemWrites - writes).toBeGreaterThanOrEqual(4);
         await store.commit(claim, { fill });
       }
+      expect((await readAll(store, await store.claim(shard), ['big'])).big).toEqual(large('b'));
+    });
+
+    it('reads a chunked state as its last commit wrote it, over an epoch that grew it and never committed, and as it shrinks and grows', async () => {
+      const store = await createStore({ chunkBytes: 1_024 });
+      const shard = newShard();
+      const large = (fill: string, length: number) => ({ note: noise(fill, length) });
+      const writeBig = async (state: KeyState | null, commits = true) => {
+        const claim = await store.claim(shard);
+        await store.read(claim, [key('big')]);
+        await store.write(claim, [{ key: key('big'), state }]);
+        if (commits) await store.commit(claim, { state: state === null ? 'cleared' : 'written' });
+      };
+      const big = async () => (await readAll(store, await store.claim(shard), ['big'])).big;
+      await writeBig(large('a', 6_000));
+      expect(await big()).toEqual(large('a', 6_000));
+      await writeBig(large('b', 3_000));
+      await writeBig(large('c', 12_000), false);
+      expect(await big()).toEqual(large('b', 3_000));
+      await writeBig({ count: 1 });
+      expect(await big()).toEqual({ count: 1 });
+      await writeBig(large('d', 9_000));
+      await writeBig(large('e', 2_000), false);
+      expect(await big()).toEqual(large('d', 9_000));
+      await writeBig(null);
+      expect(await big()).toBeUndefined();
+    });
+
+    it('refuses a key state over the limit deflated before writing anything, naming its size', async () => {
+      const store = await createStore();
+      const shard = newShard();
+      await commitBatch(store, shard, { big: 1 }, { offset: 1 });
       const claim = await store.claim(shard);
-      expect((await readAll(store, claim, ['big'])).big).toEqual(largest('b'));
+      await store.read(claim, [key('big'), key('small')]);
       const tooLarge = { note: noise('c', MAX_KEY_STATE_BYTES * 1.5) };
       const refused = store.write(claim, [
         { key: key('small'), state: { count: 1 } },
@@ -90,19 +114,21 @@ export function shardStoreContract(name: string, createStore: (packing?: PackOpt
       await expect(refused).rejects.toThrow(
         `would take ${storedBytes(tooLarge)} bytes deflated, more than the ${MAX_KEY_STATE_BYTES} a key may hold`,
       );
-      await store.commit(claim, { fill: 'none' });
-      expect(await readAll(store, await store.claim(shard), ['big', 'small'])).toEqual({ big: largest('b'), small: undefined });
+      await store.commit(claim, { offset: 2 });
+      expect(await readAll(store, await store.claim(shard), ['big', 'small'])).toEqual({ big: { count: 1 }, small: undefined });
     });
 
-    it('counts a key state as its item stores it: state whose JSON is twice the limit but deflates within it is held', async () => {
+    it('counts a key state as its items store it: state whose JSON is twice a chunk but deflates within one takes one item', async () => {
       const store = await createStore();
       const shard = newShard();
       const repetitive = { notes: Array.from({ length: 10_000 }, (_, i) => ({ customer: i % 7, text: 'the same note again' })) };
-      expect(Buffer.byteLength(JSON.stringify(repetitive))).toBeGreaterThan(2 * MAX_KEY_STATE_BYTES);
+      expect(Buffer.byteLength(JSON.stringify(repetitive))).toBeGreaterThan(2 * MAX_CHUNK_BYTES);
       await commitBatch(store, shard, {}, { offset: 1 });
       const claim = await store.claim(shard);
       await store.read(claim, [key('big')]);
+      const writes = store.requests.itemWrites;
       await store.write(claim, [{ key: key('big'), state: repetitive }]);
+      expect(store.requests.itemWrites - writes).toBe(2);
       await store.commit(claim, { offset: 2 });
       expect((await readAll(store, await store.claim(shard), ['big'])).big).toEqual(repetitive);
     });

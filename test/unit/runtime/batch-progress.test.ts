@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TransactionHandle } from '../../../lib/kafka/transaction-handle.js';
 import { batchProgress, type BatchOutcome } from '../../../lib/runtime/batch-progress.js';
-import { InvariantViolation } from '../../../lib/runtime/invariants.js';
+import { InvariantViolation } from '../../../lib/invariants.js';
 import { runtimeProgressOf, type PendingTransaction, type RuntimeProgress } from '../../../lib/runtime/shard-record.js';
 import type { ExecutorSnapshot } from '../../../lib/runtime/stage-executor.js';
 import type { StateDelta } from '../../../lib/snapshot/checkpoint-state.js';
