@@ -8,6 +8,7 @@ import { physicalFields, type ConnectorTable, type TableColumn } from './catalog
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import type { Compiled, Field, Row, Scope } from './compiled.js';
 import { compileExpression } from './expressions.js';
+import { csvRowReader, csvRowWriter, type CsvFormatOptions } from './csv-format.js';
 import { jsonRowReader, jsonRowWriter, type JsonFormatOptions } from './json-format.js';
 import type { SqlSession } from './session.js';
 import { isTemporal, typeName, type SqlValue } from './types.js';
@@ -19,6 +20,19 @@ import { isTemporal, typeName, type SqlValue } from './types.js';
  * and repartition topics").
  */
 const SLUICE_PARTITIONED_BY_KEY = 'sluice.partitioned-by-key';
+
+/** The csv format's options, as Flink names them (each also as value.csv.…). */
+const CSV_OPTIONS = [
+  'csv.field-delimiter',
+  'csv.disable-quote-character',
+  'csv.quote-character',
+  'csv.allow-comments',
+  'csv.ignore-parse-errors',
+  'csv.array-element-delimiter',
+  'csv.escape-character',
+  'csv.null-literal',
+  'csv.write-bigdecimal-in-scientific-notation',
+].flatMap((option) => [option, `value.${option}`]);
 
 /** The Kafka connector's options that Sluice reads, as Flink names them. */
 const KAFKA_OPTIONS = new Set([
@@ -34,6 +48,7 @@ const KAFKA_OPTIONS = new Set([
   'json.fail-on-missing-field',
   'json.ignore-parse-errors',
   'json.timestamp-format.standard',
+  ...CSV_OPTIONS,
   'key.format',
   'key.fields',
   'value.fields-include',
@@ -89,6 +104,7 @@ const UPSERT_KAFKA_OPTIONS = new Set([
   'value.format',
   'value.fields-include',
   'json.timestamp-format.standard',
+  ...CSV_OPTIONS,
   'sink.delivery-guarantee',
   'sink.transactional-id-prefix',
 ]);
@@ -115,7 +131,7 @@ function checkOptions(table: ConnectorTable): void {
   if (connector === 'upsert-kafka') {
     if (!table.primaryKey) throw tableError(table, "an 'upsert-kafka' table needs a PRIMARY KEY (…) NOT ENFORCED: the key each record is written under");
     required(table, 'key.format', "the format of the primary key's columns, 'raw' or 'json'");
-    required(table, 'value.format', "'json' or 'raw'");
+    required(table, 'value.format', "'json', 'csv' or 'raw'");
   }
   const format = valueFormatOf(table);
   if (format === 'raw') {
@@ -126,33 +142,71 @@ function checkOptions(table: ConnectorTable): void {
   }
 }
 
-/** The table's value format: 'json' or 'raw', else refused naming the formats there are. */
-function valueFormatOf(table: ConnectorTable): 'json' | 'raw' {
+/** The table's value format: 'json', 'csv' or 'raw', else refused naming the formats there are. */
+function valueFormatOf(table: ConnectorTable): 'json' | 'csv' | 'raw' {
   const format = table.options.get('value.format') ?? table.options.get('format');
-  if (format === undefined) throw tableError(table, "needs 'format' = 'json' (or 'raw')");
-  if (format === 'json' || format === 'raw') return format;
-  if (['csv', 'avro', 'avro-confluent', 'protobuf', 'protobuf-confluent', 'debezium-json', 'canal-json', 'maxwell-json'].includes(format)) {
+  if (format === undefined) throw tableError(table, "needs 'format' = 'json' (or 'csv' or 'raw')");
+  if (format === 'json' || format === 'csv' || format === 'raw') return format;
+  if (['avro', 'avro-confluent', 'protobuf', 'protobuf-confluent', 'debezium-json', 'canal-json', 'maxwell-json'].includes(format)) {
     throw new SqlUnsupportedError(`the '${format}' format`, table.position, table.text);
   }
-  throw tableError(table, `'format' = '${format}' is not a format: use 'json' or 'raw'`);
+  throw tableError(table, `'format' = '${format}' is not a format: use 'json', 'csv' or 'raw'`);
+}
+
+/** The option that skips records the value format cannot read. */
+function ignoreParseErrorsOption(table: ConnectorTable): string {
+  return valueFormatOf(table) === 'csv' ? 'csv.ignore-parse-errors' : 'json.ignore-parse-errors';
 }
 
 /**
- * How a record's value becomes the value columns and back: JSON by field name, or `raw`, the
- * value's UTF-8 text as its one STRING column, a NULL value (a tombstone) as NULL both ways.
+ * How a record's value becomes the value columns and back: JSON by field name, CSV by position
+ * (null for a record csv.ignore-parse-errors skips), or `raw`, the value's UTF-8 text as its one
+ * STRING column, a NULL value (a tombstone) as NULL both ways.
  */
-function valueFormat(table: ConnectorTable, fields: readonly Field[], options: JsonFormatOptions): { read: (value: Buffer | null) => SqlValue[]; write: (values: readonly SqlValue[]) => string | null } {
-  if (valueFormatOf(table) === 'raw') {
+function valueFormat(
+  table: ConnectorTable,
+  fields: readonly Field[],
+  options: JsonFormatOptions,
+): { read: (value: Buffer | null) => SqlValue[] | null; write: (values: readonly SqlValue[]) => string | null } {
+  const format = valueFormatOf(table);
+  if (format === 'raw') {
     return { read: (value) => [value === null ? null : value.toString('utf8')], write: ([text]) => (text === null || text === undefined ? null : String(text)) };
   }
-  const readJson = jsonRowReader(fields, options);
-  const writeJson = jsonRowWriter(fields, options);
+  const [read, write] = format === 'csv' ? [csvRowReader(fields, csvOptions(table)), csvRowWriter(fields, csvOptions(table))] : [jsonRowReader(fields, options), jsonRowWriter(fields, options)];
   return {
     read: (value) => {
-      if (value === null) throw new Error('the record has a null value (a tombstone), which the json format does not read');
-      return readJson(value.toString('utf8'));
+      if (value === null) throw new Error(`the record has a null value (a tombstone), which the ${format} format does not read`);
+      return read(value.toString('utf8'));
     },
-    write: writeJson,
+    write,
+  };
+}
+
+/** The csv.* options (or value.csv.*), checked as Flink checks them. */
+function csvOptions(table: ConnectorTable): CsvFormatOptions {
+  const option = (key: string) => table.options.get(`value.${key}`) ?? table.options.get(key);
+  const flag = (key: string, fallback: boolean) => {
+    const value = option(key) ?? String(fallback);
+    if (value !== 'true' && value !== 'false') throw tableError(table, `'${key}' is 'true' or 'false', not '${value}'`);
+    return value === 'true';
+  };
+  const character = (key: string, fallback: string | undefined) => {
+    const value = option(key) ?? fallback;
+    if (value !== undefined && value.length !== 1) throw tableError(table, `'${key}' must be one character, not '${value}' (a tab is U&'\\0009')`);
+    return value;
+  };
+  const quoteDisabled = flag('csv.disable-quote-character', false);
+  if (quoteDisabled && option('csv.quote-character') !== undefined) {
+    throw tableError(table, "'csv.quote-character' and 'csv.disable-quote-character' = 'true' cannot both be set");
+  }
+  return {
+    fieldDelimiter: character('csv.field-delimiter', ',') as string,
+    quoteCharacter: quoteDisabled ? undefined : character('csv.quote-character', '"'),
+    allowComments: flag('csv.allow-comments', false),
+    ignoreParseErrors: flag('csv.ignore-parse-errors', false),
+    escapeCharacter: character('csv.escape-character', undefined),
+    nullLiteral: option('csv.null-literal'),
+    writeBigDecimalInScientificNotation: flag('csv.write-bigdecimal-in-scientific-notation', true),
   };
 }
 
@@ -245,14 +299,15 @@ function metadataValue(record: KafkaRecord, key: string): SqlValue {
 }
 
 /** How a record becomes a row: the format's physical values and the metadata, then the computed columns over them. */
-function rowReader(table: ConnectorTable, session: SqlSession): { read: (record: KafkaRecord) => Row | null; fields: Field[] } {
+function rowReader(table: ConnectorTable, session: SqlSession): { read: (record: KafkaRecord) => Row | null; fields: Field[]; skips: boolean } {
   const layout = keyLayout(table);
   const options = jsonOptions(table);
   const readValue = valueFormat(table, layout.valueFields, options).read;
   const readKey = layout.format === 'json' ? jsonRowReader(layout.keyFields, options) : undefined;
   const keyFromValue = layout.valueFields.length === physicalFields(table).length;
   const upsert = isUpsertTable(table);
-  const ignoreParseErrors = table.options.get('json.ignore-parse-errors') === 'true';
+  const skipOption = ignoreParseErrorsOption(table);
+  const ignoreParseErrors = table.options.get(skipOption) === 'true' || table.options.get(`value.${skipOption}`) === 'true';
   const stored = table.columns.filter((c): c is Exclude<TableColumn, { kind: 'computed' }> => c.kind !== 'computed');
   const storedScope: Scope = { fields: stored.map((c) => ({ name: c.name, type: c.type })), text: table.text, zone: session.zone, functions: session.functions };
   const computed = new Map(
@@ -268,31 +323,33 @@ function rowReader(table: ConnectorTable, session: SqlSession): { read: (record:
     if (keyText === null && upsert) throw new Error('the record has no key, which an upsert-kafka table reads its PRIMARY KEY from');
     return readKey ? (keyText === null ? [] : readKey(keyText)) : [keyText];
   };
-  const physicalOf = (record: KafkaRecord): (name: string) => SqlValue => {
+  const physicalOf = (record: KafkaRecord): ((name: string) => SqlValue) | null => {
     // An upsert-kafka tombstone deletes its key's row: the key's columns, the others NULL.
     if (upsert && record.value === null) {
       const keys = keysOf(record);
       return (name) => (keyIndex.has(name) ? (keys[keyIndex.get(name) as number] ?? null) : null);
     }
     const values = readValue(record.value);
+    if (values === null) return null;
     if (keyFromValue) return (name) => values[valueIndex.get(name) as number] ?? null;
     const keys = keysOf(record);
     return (name) => (valueIndex.has(name) ? (values[valueIndex.get(name) as number] ?? null) : (keys[keyIndex.get(name) as number] ?? null));
   };
   const read = (record: KafkaRecord): Row | null => {
-    let physical: (name: string) => SqlValue;
+    let physical: ((name: string) => SqlValue) | null;
     try {
       physical = physicalOf(record);
     } catch (error) {
       if (ignoreParseErrors) return null;
-      throw new Error(`table ${table.name} cannot read the record: ${(error as Error).message} (set 'json.ignore-parse-errors' = 'true' to skip such records)`, { cause: error });
+      throw new Error(`table ${table.name} cannot read the record: ${(error as Error).message} (set '${skipOption}' = 'true' to skip such records)`, { cause: error });
     }
+    if (physical === null) return null;
     const base = stored.map((c) => (c.kind === 'physical' ? physical(c.name) : metadataValue(record, c.key)));
     const row = columnOrder.map((at) => (typeof at === 'number' ? (base[at] ?? null) : at.evaluate(base)));
     // An upsert-kafka table's record is a change of its key's row: its kind follows the columns.
     return upsert ? [...row, record.value === null ? '-D' : '+U'] : row;
   };
-  return { read, fields };
+  return { read, fields, skips: ignoreParseErrors };
 }
 
 /** The table's watermark strategy: its rowtime column's value, and the largest value of its WATERMARK expression so far. */
@@ -341,7 +398,7 @@ export function kafkaSource(table: ConnectorTable, env: StreamExecutionEnvironme
   if (upsert && table.watermark) {
     throw new SqlUnsupportedError("a WATERMARK on an 'upsert-kafka' table (a versioned table, which temporal joins read)", table.watermark.position, table.text);
   }
-  const { read, fields } = rowReader(table, session);
+  const { read, fields, skips } = rowReader(table, session);
   const { strategy, rowtime } = watermarkStrategy(table, fields, session);
   const source = KafkaSource.builder<Row | null>()
     .setBootstrapServers(required(table, 'properties.bootstrap.servers', 'the brokers, host:port,host:port'))
@@ -360,7 +417,7 @@ export function kafkaSource(table: ConnectorTable, env: StreamExecutionEnvironme
     })
     .build();
   const rows = env.fromSource(source, strategy, table.name);
-  const stream = table.options.get('json.ignore-parse-errors') === 'true' ? rows.filter((row) => row !== null) : rows;
+  const stream = skips ? rows.filter((row) => row !== null) : rows;
   const relation = { stream: stream as DataStream<Row>, fields: fields.map((f, i) => (i === rowtime ? { ...f, type: { ...f.type, rowtime: true } } : f)), rowtime };
   if (!upsert) return relation;
   const keys = (table.primaryKey ?? []).map((name) => fields.findIndex((f) => f.name === name));

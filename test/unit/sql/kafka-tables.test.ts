@@ -200,6 +200,23 @@ CREATE TABLE out (a STRING) WITH ('connector' = 'kafka', 'topic' = 'out', ${BROK
 INSERT INTO out SELECT a FROM two;`, { name: 'raw' })).toThrow("the 'raw' format holds one STRING column in the value: declare one (or use 'json')");
   });
 
+  it("read and write the 'csv' format by position, with its options, naming a record it cannot read and skipping it under csv.ignore-parse-errors", () => {
+    const script = (options: string) => `CREATE TABLE trades (symbol STRING, qty INT, price DECIMAL(8, 2), at TIMESTAMP(3))
+  WITH ('connector' = 'kafka', 'topic' = 'in', ${BROKERS}, 'properties.group.id' = 'g', 'format' = 'csv'${options});
+CREATE TABLE notional (symbol STRING, amount DECIMAL(18, 2), at TIMESTAMP(3)) WITH ('connector' = 'kafka', 'topic' = 'out', ${BROKERS},
+  'format' = 'csv', 'csv.field-delimiter' = '|', 'csv.null-literal' = 'n/a');
+INSERT INTO notional SELECT symbol, qty * price, at FROM trades;`;
+    const trades = [{ value: '"ACME, Inc.",3,10.50,2026-12-07 10:00:00.25' }, { value: 'XYZ,many,1.00,2026-12-07 10:00:01' }, { value: 'Q,,,2026-12-07 10:00:02' }];
+    expect(() => run(script(''), trades)).toThrow(/^Record in\/0@1: trades failed: table trades cannot read the record: the field qty: "many" is not a INT \(set 'csv.ignore-parse-errors' = 'true' to skip such records\)/);
+    const lenient = run(script(", 'csv.ignore-parse-errors' = 'true'"), trades);
+    // As Jackson quotes for Flink: any text with a character below the delimiter's, as '|' makes every letter.
+    expect(lenient.outputValues('out')).toEqual(['"ACME, Inc."|31.50|"2026-12-07 10:00:00.25"', '"XYZ"|n/a|"2026-12-07 10:00:01"', '"Q"|n/a|"2026-12-07 10:00:02"']);
+    expect(() => sqlPipeline(script(", 'csv.field-delimiter' = ';;'"), { name: 'csv' })).toThrow("'csv.field-delimiter' must be one character, not ';;'");
+    expect(() => sqlPipeline(script(", 'csv.quote-character' = '''', 'csv.disable-quote-character' = 'true'"), { name: 'csv' })).toThrow(
+      "'csv.quote-character' and 'csv.disable-quote-character' = 'true' cannot both be set",
+    );
+  });
+
   it("show TIMESTAMP_LTZ in the session's time zone", () => {
     const harness = run(
       `SET 'table.local-time-zone' = 'Asia/Kolkata';
