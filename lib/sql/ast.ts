@@ -120,7 +120,15 @@ export interface SortItem {
 export type Query =
   | Select
   | { readonly kind: 'unionAll'; readonly inputs: readonly Query[]; readonly position: SqlPosition }
-  | { readonly kind: 'sorted'; readonly query: Query; readonly orderBy: readonly SortItem[]; readonly position: SqlPosition };
+  | {
+      readonly kind: 'sorted';
+      readonly query: Query;
+      /** ORDER BY's items; none for a LIMIT alone. */
+      readonly orderBy: readonly SortItem[];
+      /** LIMIT n (or FETCH FIRST n ROWS ONLY), if written. */
+      readonly limit: number | undefined;
+      readonly position: SqlPosition;
+    };
 
 export type ColumnDefinition =
   | { readonly kind: 'physical'; readonly name: string; readonly type: TypeName; readonly position: SqlPosition }

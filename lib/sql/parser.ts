@@ -1,4 +1,4 @@
-import { rewriteExpression, type ColumnDefinition, type CreateTable, type Expression, type JoinType, type OverClause, type OverFrame, type Query, type Relation, type Select, type SelectItem, type Statement, type TypeName } from './ast.js';
+import { rewriteExpression, type ColumnDefinition, type CreateTable, type Expression, type JoinType, type OverClause, type OverFrame, type Query, type Relation, type Select, type SelectItem, type SortItem, type Statement, type TypeName } from './ast.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { tokenize, type Token } from './lexer.js';
 
@@ -7,7 +7,7 @@ const RESERVED = new Set(
   (
     'SELECT FROM WHERE GROUP BY HAVING ORDER LIMIT UNION ALL AS AND OR NOT IS NULL TRUE FALSE CASE WHEN THEN ELSE END ' +
     'JOIN INNER LEFT RIGHT FULL CROSS ON USING WINDOW MATCH_RECOGNIZE OVER INSERT INTO VALUES WITH BETWEEN IN LIKE ' +
-    'DISTINCT TABLE FOR SYSTEM_TIME INTERVAL LATERAL EXCEPT INTERSECT MINUS NATURAL OUTER'
+    'DISTINCT TABLE FOR SYSTEM_TIME INTERVAL LATERAL EXCEPT INTERSECT MINUS NATURAL OUTER FETCH OFFSET'
   ).split(' '),
 );
 
@@ -233,28 +233,47 @@ class Parser {
     return inlineNamed(this.query(), named);
   }
 
-  /** A query's ORDER BY, if it has one, and nothing Sluice does not run after it. */
+  /** A query's ORDER BY and LIMIT, if it has them, and nothing Sluice does not run after them. */
   private noTrailing(query: Query): Query {
     const start = this.peek();
-    const sorted: Query = this.acceptWords('ORDER', 'BY')
-      ? {
-          kind: 'sorted',
-          query,
-          orderBy: this.commaSeparated(() => {
-            const expression = this.expression();
-            const descending = this.acceptWords('DESC');
-            if (!descending) this.acceptWords('ASC');
-            if (this.peek().upper === 'NULLS') throw new SqlUnsupportedError('NULLS FIRST or LAST in ORDER BY', this.peek().position, this.text);
-            return { expression, descending };
-          }),
-          position: start.position,
-        }
-      : query;
+    const orderBy = this.orderBy('ORDER BY');
+    const limit = this.limit();
     const next = this.peek();
-    if (next.upper === 'LIMIT' || next.upper === 'FETCH' || next.upper === 'OFFSET' || next.upper === 'EXCEPT' || next.upper === 'INTERSECT' || next.upper === 'MINUS') {
+    if (next.upper === 'OFFSET') throw new SqlUnsupportedError('OFFSET (rows not from the first)', next.position, this.text);
+    if (next.upper === 'LIMIT' || next.upper === 'FETCH' || next.upper === 'EXCEPT' || next.upper === 'INTERSECT' || next.upper === 'MINUS') {
       throw new SqlUnsupportedError(next.upper, next.position, this.text);
     }
-    return sorted;
+    return orderBy.length === 0 && limit === undefined ? query : { kind: 'sorted', query, orderBy, limit, position: start.position };
+  }
+
+  /** `ORDER BY` and its items, each ASC or DESC, if written; `clause` names where, for NULLS FIRST or LAST, which Sluice does not read yet. */
+  private orderBy(clause: string): SortItem[] {
+    if (!this.acceptWords('ORDER', 'BY')) return [];
+    return this.commaSeparated(() => {
+      const expression = this.expression();
+      const descending = this.acceptWords('DESC');
+      if (!descending) this.acceptWords('ASC');
+      if (this.peek().upper === 'NULLS') throw new SqlUnsupportedError(`NULLS FIRST or LAST in ${clause}`, this.peek().position, this.text);
+      return { expression, descending };
+    });
+  }
+
+  /** `LIMIT n` or `FETCH FIRST|NEXT n ROW|ROWS ONLY`: how many rows, a positive whole number. */
+  private limit(): number | undefined {
+    const start = this.peek();
+    const fetch = start.upper === 'FETCH';
+    if (!this.acceptWords('LIMIT') && !(fetch && this.acceptWords('FETCH'))) return undefined;
+    if (fetch && !this.acceptWords('FIRST')) this.expectWords('NEXT');
+    const count = this.next();
+    const rows = Number(count.text);
+    if (count.kind !== 'number' || !Number.isInteger(rows) || rows < 1) {
+      throw new SqlError(`${fetch ? 'FETCH' : 'LIMIT'} takes a whole number of rows, at least 1, not ${count.text || 'nothing'}`, count.position, this.text);
+    }
+    if (fetch) {
+      if (!this.acceptWords('ROWS')) this.expectWords('ROW');
+      this.expectWords('ONLY');
+    }
+    return rows;
   }
 
   private queryTerm(): Query {
@@ -622,15 +641,7 @@ class Parser {
   private overSpecification(start: Token): OverClause {
     this.expect('(');
     const partitionBy = this.acceptWords('PARTITION', 'BY') ? this.commaSeparated(() => this.expression()) : [];
-    const orderBy = this.acceptWords('ORDER', 'BY')
-      ? this.commaSeparated(() => {
-          const expression = this.expression();
-          const descending = this.acceptWords('DESC');
-          if (!descending) this.acceptWords('ASC');
-          if (this.peek().upper === 'NULLS') throw new SqlUnsupportedError('NULLS FIRST or LAST in OVER', this.peek().position, this.text);
-          return { expression, descending };
-        })
-      : [];
+    const orderBy = this.orderBy('OVER');
     const frame = ['ROWS', 'RANGE'].includes(this.peek().upper) ? this.overFrame() : undefined;
     this.expect(')');
     return { partitionBy, orderBy, frame, position: start.position };

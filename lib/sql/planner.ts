@@ -8,6 +8,7 @@ import { SqlError, SqlUnsupportedError } from './errors.js';
 import { emittedAtWindowEnd, windowStillOpen, type Compiled, type Field, type Row, type Scope, type WindowBound, type WindowColumn } from './compiled.js';
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions, windowColumnOf } from './expressions.js';
 import { normalizedChangelog } from './changelog-normalize.js';
+import { planLimit } from './limit.js';
 import { planSort } from './sort.js';
 import { planRegularJoin } from './joins.js';
 import { overCalls, planOverAggregate } from './over-aggregates.js';
@@ -148,7 +149,10 @@ function materialized(from: PlannedRelation | WindowedRelation, context: PlanCon
 /** Plans a query into a stream of rows. */
 export function planQuery(query: Query, context: PlanContext, text: string): PlannedRelation {
   if (query.kind === 'unionAll') return planUnion(query, context, text);
-  if (query.kind === 'sorted') return planSort(planQuery(query.query, context, text), query.orderBy, query.position, context, text);
+  if (query.kind === 'sorted') {
+    const input = planQuery(query.query, context, text);
+    return query.limit === undefined ? planSort(input, query.orderBy, query.position, context, text) : planLimit(input, query.orderBy, query.limit, query.position, context, text);
+  }
   return planSelect(query, context, text);
 }
 

@@ -85,13 +85,13 @@ export function rankingOf(select: Select, text: string): Ranking | undefined {
  * Rows of equal order rank in their arrival order. Each partition keeps its N rows in keyed
  * state, until `table.exec.state.ttl` expires them.
  */
-export function planRank(input: PlannedRelation, ranking: Ranking, context: PlanContext, text: string): PlannedRelation {
-  const { over, limit, rankSelected } = ranking;
+export function planRank(input: PlannedRelation, ranking: RankSpec, context: PlanContext, text: string): PlannedRelation {
+  const { over, limit, rankSelected, sortLimit = false } = ranking;
   const { scope, orders, compare, keyOf } = rankOrder(input, ranking, context, text);
   const [firstOrder] = orders;
   const byTime =
     orders.length === 1 && firstOrder?.expression.kind === 'column' && resolveField(scope, firstOrder.expression.name, firstOrder.expression.table, firstOrder.expression.position) === input.rowtime;
-  const deduplicate = limit === 1 && !rankSelected && byTime;
+  const deduplicate = limit === 1 && !rankSelected && byTime && !sortLimit;
   const width = input.fields.length;
   const descriptor = expiring(new ValueStateDescriptor<Row[]>('top-rows'), context);
   const keyed = input.stream.keyBy((row) => (over.partitionBy.length === 0 ? '' : keyOf(row))).withState((state) => state.getState(descriptor));
@@ -153,7 +153,7 @@ export function planRank(input: PlannedRelation, ranking: Ranking, context: Plan
         });
   const partitionColumns = partitionColumnsOf(over, scope);
   const keys = partitionColumns.includes(-1) ? undefined : partitionColumns;
-  const producer = deduplicate ? 'the deduplication (ROW_NUMBER() <= 1)' : `the Top-N (ROW_NUMBER() <= ${limit})`;
+  const producer = deduplicate ? 'the deduplication (ROW_NUMBER() <= 1)' : sortLimit ? `ORDER BY … LIMIT ${limit}` : `the Top-N (ROW_NUMBER() <= ${limit})`;
   const updating =
     strategy === 'keep-first'
       ? undefined
@@ -169,7 +169,9 @@ export function planRank(input: PlannedRelation, ranking: Ranking, context: Plan
   const partitionedBy = partitionList(partitionColumns, input.fields);
   const plan = deduplicate
     ? `Deduplicate(keep=[${strategy === 'keep-last' ? 'LastRow' : 'FirstRow'}], key=[${partitionedBy}], order=[ROWTIME], state=[the kept row per key])`
-    : `Rank(strategy=[AppendOnlyTopNStrategy], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${order}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}], state=[the top ${limit} rows per key])`;
+    : sortLimit
+      ? `SortLimit(orderBy=[${order}], offset=[0], fetch=[${limit}], strategy=[AppendOnlyTopNStrategy], state=[the first ${limit} rows])`
+      : `Rank(strategy=[AppendOnlyTopNStrategy], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${order}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}], state=[the top ${limit} rows per key])`;
   const relation: PlannedRelation = { stream: ranked, fields, rowtime: strategy === 'keep-first' ? input.rowtime : undefined, ...(updating ? { updating } : {}) };
   sqlOperator(ranked, context, deduplicate ? 'deduplicate' : 'rank', plan, changelogMode(relation));
   return relation;
@@ -177,8 +179,14 @@ export function planRank(input: PlannedRelation, ranking: Ranking, context: Plan
 
 type RankOrder = ReturnType<typeof rankOrder>;
 
+/**
+ * What {@link planRank} ranks by: a Top-N's, or ORDER BY … LIMIT's (`sortLimit`), which Flink
+ * runs as a Top-N of one partition, never as a deduplication.
+ */
+export type RankSpec = Pick<Ranking, 'over' | 'limit' | 'rankSelected'> & { readonly sortLimit?: boolean };
+
 /** A ranking's partition key and its row order over the input's rows. */
-function rankOrder(input: PlannedRelation, { over }: Ranking, context: PlanContext, text: string) {
+function rankOrder(input: PlannedRelation, { over }: RankSpec, context: PlanContext, text: string) {
   const scope = scopeOf(input.fields, context, text);
   const partitions = over.partitionBy.map((expression) => compileExpression(expression, scope));
   const orders = over.orderBy.map(({ expression, descending }) => ({ compiled: compileExpression(expression, scope), descending, expression }));

@@ -46,7 +46,8 @@ describe('SQL errors', () => {
     ['ROW_NUMBER() without a WHERE rn <= N over it (an OVER aggregation rather than a Top-N)', 'SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM events) WHERE v > 1'],
     ['a Top-N over an aggregation (an updating input)', 'SELECT k, n FROM (SELECT k, COUNT(*) AS n, ROW_NUMBER() OVER (ORDER BY k) AS rn FROM events GROUP BY k) WHERE rn <= 3'],
     ['the SESSION window function outside a window aggregation', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
-    ['LIMIT', 'SELECT k FROM events ORDER BY ts LIMIT 3'],
+    ['OFFSET (rows not from the first)', 'SELECT k FROM events ORDER BY ts LIMIT 3 OFFSET 1'],
+    ['LIMIT over an updating result (of GROUP BY k)', 'SELECT k, COUNT(*) FROM events GROUP BY k LIMIT 3'],
     ['the function LAG', 'SELECT LAG(v) FROM events'],
   ])('call %s not supported yet, where it stands, rather than a syntax error', (feature, query) => {
     const error = sqlFailure(`${EVENTS}INSERT INTO sink ${query};`);
@@ -64,6 +65,14 @@ describe('SQL errors', () => {
     ).toContain('every OVER aggregation of a SELECT must have the same window (PARTITION BY, ORDER BY and frame), as in Flink');
     expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FILTER (WHERE v > 1) OVER (PARTITION BY k ORDER BY ts) FROM events;`).message).toContain(
       'FILTER does not apply to an OVER aggregation, in Flink either',
+    );
+  });
+
+  it('refuse a LIMIT of no rows, and a sink the +I, -D changes of ORDER BY … LIMIT', () => {
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events LIMIT 0;`).message).toContain('LIMIT takes a whole number of rows, at least 1, not 0');
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events FETCH FIRST 2.5 ROWS ONLY;`).message).toContain('FETCH takes a whole number of rows, at least 1, not 2.5');
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events ORDER BY v LIMIT 2;`).message).toContain(
+      'INSERT INTO sink of the +I, -D changes ORDER BY … LIMIT 2 makes (toChangelogStream reads them) is not supported by Sluice yet',
     );
   });
 

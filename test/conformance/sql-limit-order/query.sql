@@ -1,0 +1,1 @@
+SELECT k, v, ts FROM events ORDER BY ts LIMIT 3
