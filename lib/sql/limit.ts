@@ -21,7 +21,7 @@ export function planLimit(input: PlannedRelation, orderBy: readonly SortItem[], 
   const rows = appendOnly(input, 'LIMIT', position, text);
   const fields = rows.fields.map((field) => ({ ...field, type: plainTime(field.type) }));
   if (orderBy.length > 0) {
-    const ranked = planRank(rows, { over: { partitionBy: [], orderBy, frame: undefined, position }, limit, rankSelected: false, sortLimit: true }, context, text);
+    const ranked = planRank(rows, { over: { partitionBy: [], orderBy, frame: undefined, position }, first: 1, limit, rankSelected: false, sortLimit: true }, context, text);
     // Without its rank column, which ORDER BY … LIMIT does not select; each row's kind follows its columns.
     const width = fields.length;
     const stream = ranked.stream.map((row) => [...row.slice(0, width), row[width + 1] ?? null]);

@@ -20,6 +20,8 @@ export interface Ranking {
   readonly inner: Select;
   readonly rankItem: number;
   readonly over: OverClause;
+  /** The first rank kept (1 unless a condition such as `rn >= 2` skips the first ones). */
+  readonly first: number;
   /** The last rank kept. */
   readonly limit: number;
   /** Whether the outer query selects the rank: if not, Flink neither computes nor emits it. */
@@ -28,18 +30,28 @@ export interface Ranking {
   readonly where: Expression | undefined;
 }
 
-/** The last rank a condition on the rank column keeps (`rn <= 3`, `rn < 4`, `rn = 1`), if it is one. */
-function lastRank(condition: Expression, rankName: string): number | undefined {
-  if (condition.kind !== 'binary' || condition.left.kind !== 'column' || condition.left.name.toLowerCase() !== rankName) return undefined;
-  const bound = condition.right;
-  if (bound.kind !== 'literal' || typeof bound.value !== 'number' || !Number.isInteger(bound.value)) return undefined;
+/** The ranks a condition on the rank column keeps (`rn <= 3`, `rn < 4`, `rn = 2`, `rn >= 2`, `rn > 1`, `rn BETWEEN 2 AND 4`), if it is one. */
+function rankBounds(condition: Expression, rankName: string): { first?: number; last?: number } | undefined {
+  const wholeNumber = (bound: Expression) => (bound.kind === 'literal' && typeof bound.value === 'number' && Number.isInteger(bound.value) ? bound.value : undefined);
+  const isRank = (operand: Expression) => operand.kind === 'column' && operand.name.toLowerCase() === rankName;
+  if (condition.kind === 'between' && !condition.negated && isRank(condition.operand)) {
+    const [first, last] = [wholeNumber(condition.low), wholeNumber(condition.high)];
+    return first === undefined || last === undefined ? undefined : { first, last };
+  }
+  if (condition.kind !== 'binary' || !isRank(condition.left)) return undefined;
+  const bound = wholeNumber(condition.right);
+  if (bound === undefined) return undefined;
   switch (condition.operator) {
     case '<=':
-      return bound.value;
+      return { last: bound };
     case '<':
-      return bound.value - 1;
+      return { last: bound - 1 };
     case '=':
-      return bound.value === 1 ? 1 : undefined;
+      return { first: bound, last: bound };
+    case '>=':
+      return { first: bound };
+    case '>':
+      return { first: bound + 1 };
     default:
       return undefined;
   }
@@ -54,19 +66,21 @@ export function rankingOf(select: Select, text: string): Ranking | undefined {
   if (!item || item.expression.kind !== 'call' || !item.expression.over) return undefined;
   const rankName = (item.alias ?? `EXPR$${rankItem}`).toLowerCase();
   const over = item.expression.over;
-  const conditions = conjuncts(select.where).map((condition) => ({ condition, last: lastRank(condition, rankName) }));
-  const limits = conditions.flatMap(({ last }) => last ?? []);
-  const where = conjunction(conditions.flatMap(({ condition, last }) => (last === undefined ? [condition] : [])));
+  const conditions = conjuncts(select.where).map((condition) => ({ condition, bounds: rankBounds(condition, rankName) }));
+  const limits = conditions.flatMap(({ bounds }) => bounds?.last ?? []);
+  const firsts = conditions.flatMap(({ bounds }) => bounds?.first ?? []);
+  const where = conjunction(conditions.flatMap(({ condition, bounds }) => (bounds === undefined ? [condition] : [])));
   if (limits.length === 0) {
     throw new SqlUnsupportedError(`ROW_NUMBER() without a WHERE ${rankName} <= N over it (an OVER aggregation rather than a Top-N)`, item.expression.position, text);
   }
   if (over.orderBy.length === 0) throw new SqlUnsupportedError('a Top-N without ORDER BY in its OVER', over.position, text);
   const limit = Math.min(...limits);
-  if (limit < 1) throw new SqlUnsupportedError(`a Top-N that keeps no rank (${rankName} <= ${limit})`, select.where?.position ?? select.position, text);
+  const first = Math.max(1, ...firsts);
+  if (limit < first) throw new SqlUnsupportedError(`a Top-N that keeps no rank (${rankName} from ${first} to ${limit})`, select.where?.position ?? select.position, text);
   const rankSelected = select.items.some(
     ({ expression }) => expression.kind === 'star' || (expression.kind === 'column' && expression.name.toLowerCase() === rankName),
   );
-  return { inner, rankItem, over, limit, rankSelected, where };
+  return { inner, rankItem, over, first, limit, rankSelected, where };
 }
 
 /**
@@ -86,12 +100,14 @@ export function rankingOf(select: Select, text: string): Ranking | undefined {
  * state, until `table.exec.state.ttl` expires them.
  */
 export function planRank(input: PlannedRelation, ranking: RankSpec, context: PlanContext, text: string): PlannedRelation {
-  const { over, limit, rankSelected, sortLimit = false } = ranking;
+  const { over, first, limit, rankSelected, sortLimit = false } = ranking;
   const { scope, orders, compare, keyOf } = rankOrder(input, ranking, context, text);
   const [firstOrder] = orders;
   const byTime =
     orders.length === 1 && firstOrder?.expression.kind === 'column' && resolveField(scope, firstOrder.expression.name, firstOrder.expression.table, firstOrder.expression.position) === input.rowtime;
   const deduplicate = limit === 1 && !rankSelected && byTime && !sortLimit;
+  // As Flink's: ranks from 1 without the rank change as rows enter and leave; otherwise each rank's row is updated.
+  const perRank = rankSelected || first > 1;
   const width = input.fields.length;
   const descriptor = expiring(new ValueStateDescriptor<Row[]>('top-rows'), context);
   const keyed = input.stream.keyBy((row) => (over.partitionBy.length === 0 ? '' : keyOf(row))).withState((state) => state.getState(descriptor));
@@ -139,15 +155,15 @@ export function planRank(input: PlannedRelation, ranking: RankSpec, context: Pla
             const next = [...rows.slice(0, rank), row, ...rows.slice(rank)];
             const dropped = next.length > limit ? next.pop() : undefined;
             state.update(next);
-            if (!rankSelected) {
+            if (!perRank) {
               if (dropped) emit(dropped, null, '-D');
               emit(row, null, '+I');
               return;
             }
-            for (let i = rank; i < next.length; i++) {
+            for (let i = Math.max(rank, first - 1); i < next.length; i++) {
               const old = rows[i];
-              if (old) emit(old, i + 1, '-U');
-              emit(next[i] as Row, i + 1, old ? '+U' : '+I');
+              if (old) emit(old, rankSelected ? i + 1 : null, '-U');
+              emit(next[i] as Row, rankSelected ? i + 1 : null, old ? '+U' : '+I');
             }
           },
         });
@@ -161,8 +177,11 @@ export function planRank(input: PlannedRelation, ranking: RankSpec, context: Pla
         ? { keys: keys ?? [], producer, versionTime: time }
         : rankSelected
           ? { keys: keys ? [...keys, width] : [], producer }
-          : // With N = 1 a partition holds one row: its key is the partition's, as Flink's upsert key.
-            { keys: limit === 1 && keys ? keys : [], producer, kinds: '+I, -D' };
+          : perRank
+            ? // A partition's row of one kept rank is its key's row when only one rank is kept.
+              { keys: first === limit && keys ? keys : [], producer }
+            : // With N = 1 a partition holds one row: its key is the partition's, as Flink's upsert key.
+              { keys: limit === 1 && keys ? keys : [], producer, kinds: '+I, -D' };
   const kept = strategy === 'keep-first' ? input.fields : input.fields.map((f) => ({ ...f, type: plainTime(f.type) }));
   const fields: Field[] = [...kept, { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
   const order = orderList(orders);
@@ -171,7 +190,7 @@ export function planRank(input: PlannedRelation, ranking: RankSpec, context: Pla
     ? `Deduplicate(keep=[${strategy === 'keep-last' ? 'LastRow' : 'FirstRow'}], key=[${partitionedBy}], order=[ROWTIME], state=[the kept row per key])`
     : sortLimit
       ? `SortLimit(orderBy=[${order}], offset=[0], fetch=[${limit}], strategy=[AppendOnlyTopNStrategy], state=[the first ${limit} rows])`
-      : `Rank(strategy=[AppendOnlyTopNStrategy], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${order}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}], state=[the top ${limit} rows per key])`;
+      : `Rank(strategy=[AppendOnlyTopNStrategy], rankRange=[rankStart=${first}, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${order}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}], state=[the top ${limit} rows per key])`;
   const relation: PlannedRelation = { stream: ranked, fields, rowtime: strategy === 'keep-first' ? input.rowtime : undefined, ...(updating ? { updating } : {}) };
   sqlOperator(ranked, context, deduplicate ? 'deduplicate' : 'rank', plan, changelogMode(relation));
   return relation;
@@ -183,7 +202,7 @@ type RankOrder = ReturnType<typeof rankOrder>;
  * What {@link planRank} ranks by: a Top-N's, or ORDER BY … LIMIT's (`sortLimit`), which Flink
  * runs as a Top-N of one partition, never as a deduplication.
  */
-export type RankSpec = Pick<Ranking, 'over' | 'limit' | 'rankSelected'> & { readonly sortLimit?: boolean };
+export type RankSpec = Pick<Ranking, 'over' | 'first' | 'limit' | 'rankSelected'> & { readonly sortLimit?: boolean };
 
 /** A ranking's partition key and its row order over the input's rows. */
 function rankOrder(input: PlannedRelation, { over }: RankSpec, context: PlanContext, text: string) {
@@ -233,7 +252,7 @@ function partitionList(partitionColumns: readonly number[], fields: readonly Fie
  * A window table function's row behind the watermark is late, and dropped, as in Flink.
  */
 export function planWindowRank(input: PlannedRelation, ranking: Ranking, windowEnd: WindowColumn, context: PlanContext, text: string): PlannedRelation {
-  const { over, limit, rankSelected } = ranking;
+  const { over, first, limit, rankSelected } = ranking;
   const { scope, orders, compare, keyOf } = rankOrder(input, ranking, context, text);
   const [firstOrder] = orders;
   const deduplicate = limit === 1 && !rankSelected && orders.length === 1 && firstOrder !== undefined && isTemporal(firstOrder.compiled.type) && firstOrder.compiled.type.rowtime === true;
@@ -255,7 +274,9 @@ export function planWindowRank(input: PlannedRelation, ranking: Ranking, windowE
         state.update([...rows.slice(0, rank), row, ...rows.slice(rank)].slice(0, limit));
       },
       onTimer(_timestamp, { state }, out) {
-        (state.value() ?? []).forEach((row, i) => out.collect([...row, rankSelected ? i + 1 : null]));
+        (state.value() ?? []).forEach((row, i) => {
+          if (i + 1 >= first) out.collect([...row, rankSelected ? i + 1 : null]);
+        });
         state.clear();
       },
     });
@@ -263,7 +284,7 @@ export function planWindowRank(input: PlannedRelation, ranking: Ranking, windowE
   const partitionedBy = partitionList(partitionColumnsOf(over, scope), input.fields);
   const plan = deduplicate
     ? `WindowDeduplicate(keep=[${keepLast ? 'LastRow' : 'FirstRow'}], partitionBy=[${partitionedBy}], order=[${orderList(orders)}])`
-    : `WindowRank(rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${orderList(orders)}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}])`;
+    : `WindowRank(rankType=[ROW_NUMBER], rankRange=[rankStart=${first}, rankEnd=${limit}], partitionBy=[${partitionedBy}], orderBy=[${orderList(orders)}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}])`;
   const relation: PlannedRelation = { stream: ranked, fields, rowtime: input.rowtime };
   sqlOperator(ranked, context, deduplicate ? 'window-deduplicate' : 'window-rank', plan, 'insert-only');
   return relation;
