@@ -91,8 +91,10 @@ export type Relation =
       readonly type: JoinType;
       readonly left: Relation;
       readonly right: Relation;
-      /** ON's condition; undefined for a comma or CROSS JOIN, which WHERE joins. */
+      /** ON's condition; undefined for a comma or CROSS JOIN, which WHERE joins, and for USING and NATURAL. */
       readonly condition: Expression | undefined;
+      /** USING's columns, or every column the inputs have in common for a NATURAL JOIN. */
+      readonly using?: readonly string[] | 'natural';
       readonly alias?: undefined;
       readonly position: SqlPosition;
     };

@@ -8,6 +8,8 @@ export interface Field {
   readonly qualifier?: string | undefined;
   /** A column a plan adds for itself (a Top-N's rank before its query names it): `*` leaves it out. */
   readonly hidden?: boolean;
+  /** An input's column of a JOIN … USING: named only with its table's name, as the joined column takes its own; `*` leaves it out. */
+  readonly qualifiedOnly?: boolean;
   /**
    * The start or end of the window a row is of, carried as the column is selected: a GROUP BY of
    * both is a window aggregation, a Top-N partitioned by both a window Top-N.

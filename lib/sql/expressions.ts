@@ -74,7 +74,7 @@ export function conjunction(conditions: readonly Expression[]): Expression | und
 export function resolveField(scope: Scope, name: string, qualifier: string | undefined, position: SqlPosition): number {
   const lower = name.toLowerCase();
   const matches = scope.fields.flatMap((field, index) =>
-    field.name.toLowerCase() === lower && (qualifier === undefined || field.qualifier?.toLowerCase() === qualifier.toLowerCase()) ? [index] : [],
+    field.name.toLowerCase() === lower && (qualifier === undefined ? !field.qualifiedOnly : field.qualifier?.toLowerCase() === qualifier.toLowerCase()) ? [index] : [],
   );
   const [index] = matches;
   if (index === undefined) {

@@ -326,27 +326,31 @@ class Parser {
       if (!join) return relation;
       const right = this.primaryRelation();
       let condition: Expression | undefined;
-      if (join.on) {
-        if (this.peek().upper === 'USING') throw new SqlUnsupportedError('JOIN … USING (write the columns in ON)', this.peek().position, this.text);
+      let using: readonly string[] | 'natural' | undefined = join.natural ? 'natural' : undefined;
+      if (join.on && this.acceptWords('USING')) {
+        this.expect('(');
+        using = this.commaSeparated(() => this.identifier());
+        this.expect(')');
+      } else if (join.on) {
         this.expectWords('ON');
         condition = this.expression();
       }
-      relation = { kind: 'join', type: join.type, left: relation, right, condition, position: next.position };
+      relation = { kind: 'join', type: join.type, left: relation, right, condition, ...(using ? { using } : {}), position: next.position };
     }
   }
 
-  /** The words that join the next relation to the ones before: a comma and CROSS JOIN have no ON. */
-  private joinKeyword(): { type: JoinType; on: boolean } | undefined {
-    const start = this.peek();
-    if (this.accept(',') || this.acceptWords('CROSS', 'JOIN')) return { type: 'INNER', on: false };
-    if (start.upper === 'NATURAL') throw new SqlUnsupportedError('NATURAL JOIN (write the columns in ON)', start.position, this.text);
-    if (this.acceptWords('JOIN') || this.acceptWords('INNER', 'JOIN')) return { type: 'INNER', on: true };
+  /** The words that join the next relation to the ones before: a comma and CROSS JOIN have no ON, nor has a NATURAL JOIN. */
+  private joinKeyword(): { type: JoinType; on: boolean; natural: boolean } | undefined {
+    if (this.accept(',') || this.acceptWords('CROSS', 'JOIN')) return { type: 'INNER', on: false, natural: false };
+    const natural = this.acceptWords('NATURAL');
+    if (this.acceptWords('JOIN') || this.acceptWords('INNER', 'JOIN')) return { type: 'INNER', on: !natural, natural };
     for (const type of ['LEFT', 'RIGHT', 'FULL'] as const) {
       if (!this.acceptWords(type)) continue;
       this.acceptWords('OUTER');
       this.expectWords('JOIN');
-      return { type, on: true };
+      return { type, on: !natural, natural };
     }
+    if (natural) throw this.error(`expected JOIN after NATURAL, found ${this.describe(this.peek())}`);
     return undefined;
   }
 

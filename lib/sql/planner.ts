@@ -11,6 +11,7 @@ import { normalizedChangelog } from './changelog-normalize.js';
 import { planLimit } from './limit.js';
 import { planSort } from './sort.js';
 import { planRegularJoin } from './joins.js';
+import { planUsingJoin } from './using-joins.js';
 import { overCalls, planOverAggregate } from './over-aggregates.js';
 import { planRank, planWindowRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
 import { commonType } from './type-rules.js';
@@ -61,7 +62,7 @@ function planRelation(relation: Relation, context: PlanContext, text: string, wh
     case 'join': {
       const left = materialized(planRelation(relation.left, context, text, where), context, text);
       const right = materialized(planRelation(relation.right, context, text, where), context, text);
-      return planRegularJoin(relation, { left, right }, where, context, text);
+      return relation.using ? planUsingJoin(relation, { left, right }, where, context, text) : planRegularJoin(relation, { left, right }, where, context, text);
     }
     case 'table':
       return qualified(planTable(context, relation.name, text, relation.position), relation.alias ?? relation.name);
@@ -233,7 +234,7 @@ function selectItems(select: Select, fields: readonly Field[], text: string): { 
   return select.items.flatMap((item, index) => {
     const { expression } = item;
     if (expression.kind === 'star') {
-      const chosen = fields.filter((f) => !f.hidden && (expression.table === undefined || f.qualifier?.toLowerCase() === expression.table.toLowerCase()));
+      const chosen = fields.filter((f) => !f.hidden && (expression.table === undefined ? !f.qualifiedOnly : f.qualifier?.toLowerCase() === expression.table.toLowerCase()));
       if (chosen.length === 0) throw new SqlError(`no table named '${expression.table ?? ''}' in FROM`, expression.position, text);
       return chosen.map((f): { expression: Expression; name: string } => ({ expression: { kind: 'column', table: f.qualifier, name: f.name, position: expression.position }, name: f.name }));
     }

@@ -38,7 +38,7 @@ describe('SQL errors', () => {
   it.each([
     ['MATCH_RECOGNIZE', 'SELECT * FROM events MATCH_RECOGNIZE (PARTITION BY k)'],
     ['a INNER JOIN without an equality between a column of each input (a cross join)', 'SELECT a.k, b.v FROM events a, events b WHERE a.v < b.v'],
-    ['JOIN … USING (write the columns in ON)', 'SELECT a.k, b.v FROM events a JOIN events b USING (k)'],
+    ['a NATURAL JOIN of inputs without a column in common (a cross join)', 'SELECT a.k FROM events a NATURAL JOIN (SELECT v * 2 AS w FROM events) b'],
     ['INSERT INTO sink of the +I, -D changes the LEFT JOIN makes (toChangelogStream reads them)', 'SELECT a.k, b.v FROM events a LEFT JOIN events b ON a.k = b.k'],
     ['an OVER frame that ends after the current row (… FOLLOWING)', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING) FROM events'],
     ['an OVER aggregation in a grouped query', 'SELECT k, COUNT(*), SUM(COUNT(*)) OVER (ORDER BY k) FROM events GROUP BY k'],
@@ -66,6 +66,16 @@ describe('SQL errors', () => {
     expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FILTER (WHERE v > 1) OVER (PARTITION BY k ORDER BY ts) FROM events;`).message).toContain(
       'FILTER does not apply to an OVER aggregation, in Flink either',
     );
+  });
+
+  it('name a USING column that an input lacks or holds twice, and reach each input\'s own by its table', () => {
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, 1 FROM events a JOIN (SELECT k AS j FROM events) b USING (k);`).message).toContain(
+      "USING column 'k' is not a column of the right input",
+    );
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, 1 FROM events a JOIN events b ON a.k = b.k JOIN events c USING (v);`).message).toContain(
+      "USING column 'v' is ambiguous in the left input",
+    );
+    expect(sqlPipeline(`${EVENTS}INSERT INTO sink SELECT a.k, b.v FROM events a JOIN events b USING (k);`, { name: 'using' }).getTransformations().length).toBeGreaterThan(0);
   });
 
   it('refuse a LIMIT of no rows, and a sink the +I, -D changes of ORDER BY … LIMIT', () => {
