@@ -666,12 +666,12 @@ class Parser {
       const amount = this.peek();
       preceding = unit === 'ROWS' ? Number(this.expectKind('number').text) : this.acceptWords('INTERVAL') ? (this.interval(amount.position) as Extract<Expression, { kind: 'interval' }>).millis : undefined;
       if (preceding === undefined) throw this.error(`expected a RANGE frame's start as INTERVAL '1' HOUR PRECEDING, found ${this.describe(amount)}`, amount);
-      if (this.peek().upper === 'FOLLOWING') throw new SqlUnsupportedError('an OVER frame that starts after the current row', this.peek().position, this.text);
+      if (this.peek().upper === 'FOLLOWING') throw this.error('an OVER frame on a stream ends at the current row: FOLLOWING windows are not supported, in Flink either');
       this.expectWords('PRECEDING');
     }
     if (between) {
       this.expectWords('AND');
-      if (!this.acceptWords('CURRENT', 'ROW')) throw new SqlUnsupportedError('an OVER frame that ends after the current row (… FOLLOWING)', this.peek().position, this.text);
+      if (!this.acceptWords('CURRENT', 'ROW')) throw this.error('an OVER frame on a stream ends at the current row: FOLLOWING windows are not supported, in Flink either');
     }
     return { unit, preceding, position: start.position };
   }

@@ -40,7 +40,6 @@ describe('SQL errors', () => {
     ['a INNER JOIN without an equality between a column of each input (a cross join)', 'SELECT a.k, b.v FROM events a, events b WHERE a.v < b.v'],
     ['a NATURAL JOIN of inputs without a column in common (a cross join)', 'SELECT a.k FROM events a NATURAL JOIN (SELECT v * 2 AS w FROM events) b'],
     ['INSERT INTO sink of the +I, -D changes the LEFT JOIN makes (toChangelogStream reads them)', 'SELECT a.k, b.v FROM events a LEFT JOIN events b ON a.k = b.k'],
-    ['an OVER frame that ends after the current row (… FOLLOWING)', 'SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING) FROM events'],
     ['an OVER aggregation in a grouped query', 'SELECT k, COUNT(*), SUM(COUNT(*)) OVER (ORDER BY k) FROM events GROUP BY k'],
     ['OVER aggregations', 'SELECT k FROM events WHERE SUM(v) OVER (PARTITION BY k ORDER BY ts) > 2'],
     ['ROW_NUMBER() without a WHERE rn <= N over it (an OVER aggregation rather than a Top-N)', 'SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM events) WHERE v > 1'],
@@ -63,6 +62,10 @@ describe('SQL errors', () => {
     expect(
       sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts) - MIN(v) OVER (ORDER BY ts) FROM events;`).message,
     ).toContain('every OVER aggregation of a SELECT must have the same window (PARTITION BY, ORDER BY and frame), as in Flink');
+    // Flink 2.2: "OVER RANGE FOLLOWING windows are not supported yet."
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING) FROM events;`).message).toContain(
+      'an OVER frame on a stream ends at the current row: FOLLOWING windows are not supported, in Flink either',
+    );
     expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, COUNT(*) FILTER (WHERE v > 1) OVER (PARTITION BY k ORDER BY ts) FROM events;`).message).toContain(
       'FILTER does not apply to an OVER aggregation, in Flink either',
     );
