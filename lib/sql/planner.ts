@@ -9,7 +9,7 @@ import { emittedAtWindowEnd, windowStillOpen, type Compiled, type Field, type Ro
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions, windowColumnOf } from './expressions.js';
 import { normalizedChangelog } from './changelog-normalize.js';
 import { planLimit } from './limit.js';
-import { planSort } from './sort.js';
+import { planSort, withOrderColumns } from './sort.js';
 import { planRegularJoin } from './joins.js';
 import { planUsingJoin } from './using-joins.js';
 import { overCalls, planOverAggregate } from './over-aggregates.js';
@@ -139,6 +139,14 @@ function assignWindows(windowedRelation: WindowedRelation, context: PlanContext,
   return { stream, fields: windowedRelation.fields, rowtime: windowedRelation.fields.length - 1 };
 }
 
+/** The relation without its last `count` columns (an updating row's kind, after them, kept). */
+function withoutLastColumns(relation: PlannedRelation, count: number): PlannedRelation {
+  const width = relation.fields.length - count;
+  const stream = relation.stream.map((row) => (relation.updating ? [...row.slice(0, width), row[width + count] ?? null] : row.slice(0, width)));
+  const rowtime = relation.rowtime !== undefined && relation.rowtime < width ? relation.rowtime : undefined;
+  return { ...relation, stream, fields: relation.fields.slice(0, width), rowtime };
+}
+
 function isWindowed(relation: PlannedRelation | WindowedRelation): relation is WindowedRelation {
   return 'relation' in relation;
 }
@@ -151,8 +159,12 @@ function materialized(from: PlannedRelation | WindowedRelation, context: PlanCon
 export function planQuery(query: Query, context: PlanContext, text: string): PlannedRelation {
   if (query.kind === 'unionAll') return planUnion(query, context, text);
   if (query.kind === 'sorted') {
-    const input = planQuery(query.query, context, text);
-    return query.limit === undefined ? planSort(input, query.orderBy, query.position, context, text) : planLimit(input, query.orderBy, query.limit, query.position, context, text);
+    // ORDER BY columns the query does not select are selected for the sort, then dropped.
+    const widened = withOrderColumns(query.query, query.orderBy);
+    const input = planQuery(widened?.query ?? query.query, context, text);
+    const orderBy = widened?.orderBy ?? query.orderBy;
+    const sorted = query.limit === undefined ? planSort(input, orderBy, query.position, context, text) : planLimit(input, orderBy, query.limit, query.position, context, text);
+    return widened ? withoutLastColumns(sorted, widened.extra) : sorted;
   }
   return planSelect(query, context, text);
 }

@@ -1,8 +1,8 @@
 import { MapStateDescriptor } from '../api/state.js';
-import type { SortItem } from './ast.js';
+import type { Expression, Query, SortItem } from './ast.js';
 import type { Field, Row } from './compiled.js';
 import { SqlError } from './errors.js';
-import { compileExpression, resolveField } from './expressions.js';
+import { compileExpression, resolveField, subexpressions } from './expressions.js';
 import type { PlannedRelation } from './kafka-table.js';
 import { appendOnly, expiring, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
 import { rowOrder } from './ranking.js';
@@ -50,4 +50,32 @@ export function planSort(input: PlannedRelation, orderBy: readonly SortItem[], p
   const timeColumn = (rows.fields[time] as Field).name;
   sqlOperator(sorted, context, 'sort', `TemporalSort(orderBy=[${timeColumn}${others.length > 0 ? `, and ${others.length} more` : ''}], state=[the rows the watermark has not passed])`, 'insert-only');
   return { ...rows, stream: sorted };
+}
+
+/** The columns an expression reads, by name. */
+function columnNames(expression: Expression | undefined): string[] {
+  if (!expression) return [];
+  if (expression.kind === 'column') return [expression.name.toLowerCase()];
+  return subexpressions(expression).flatMap(columnNames);
+}
+
+/**
+ * A SELECT whose ORDER BY reads columns it does not select, as Flink allows: each such ORDER BY
+ * item becomes an extra item of the SELECT (`$order<i>`), which ORDER BY sorts by and `extra`
+ * counts, for the plan to drop after sorting. Undefined when ORDER BY reads only what the query
+ * selects.
+ */
+export function withOrderColumns(query: Query, orderBy: readonly SortItem[]): { query: Query; orderBy: SortItem[]; extra: number } | undefined {
+  if (query.kind !== 'select' || query.distinct || query.items.some(({ expression }) => expression.kind === 'star')) return undefined;
+  const selected = new Set(query.items.map(({ expression, alias }) => (alias ?? (expression.kind === 'column' ? expression.name : '')).toLowerCase()));
+  const unselected = orderBy.map(({ expression }) => columnNames(expression).some((name) => !selected.has(name)));
+  if (!unselected.includes(true)) return undefined;
+  const items = [...query.items];
+  const sorted = orderBy.map((item, i) => {
+    if (!unselected[i]) return item;
+    const alias = `$order${i}`;
+    items.push({ expression: item.expression, alias });
+    return { ...item, expression: { kind: 'column' as const, table: undefined, name: alias, position: item.expression.position } };
+  });
+  return { query: { ...query, items }, orderBy: sorted, extra: items.length - query.items.length };
 }

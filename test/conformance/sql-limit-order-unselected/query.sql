@@ -1,0 +1,1 @@
+SELECT k FROM events ORDER BY v DESC, k LIMIT 2
