@@ -13,7 +13,7 @@ import { planSort, withOrderColumns } from './sort.js';
 import { planRegularJoin } from './joins.js';
 import { planUsingJoin } from './using-joins.js';
 import { overCalls, planOverAggregate } from './over-aggregates.js';
-import { planRank, planWindowRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
+import { planRank, planRetractableRank, planWindowRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
 import { commonType } from './type-rules.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
 import { appendOnly, changelogMode, columnList, expiring, filtered, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
@@ -287,12 +287,16 @@ function planTopN(ranking: Ranking, alias: string | undefined, context: PlanCont
     throw new SqlUnsupportedError('a Top-N over an aggregation (an updating input)', ranking.over.position, text);
   }
   const from = planRelation(inner.from, context, text, inner.where);
-  const input = appendOnly(materialized(from, context, text), 'a Top-N', ranking.over.position, text);
+  const input = materialized(from, context, text);
   const scope = scopeOf(input.fields, context, text);
   const condition = inner.where && compileBoolean(inner.where, scope, 'WHERE');
   const rows = { ...input, stream: filtered(input, condition, context) };
   const windowEnd = windowEndOf(ranking.over.partitionBy, scope);
-  const ranked = windowEnd === undefined ? planRank(rows, ranking, context, text) : planWindowRank(rows, ranking, windowEnd, context, text);
+  const ranked = input.updating
+    ? planRetractableRank(rows, ranking, context, text)
+    : windowEnd === undefined
+      ? planRank(rows, ranking, context, text)
+      : planWindowRank(rows, ranking, windowEnd, context, text);
   const rank: Expression = { kind: 'column', table: undefined, name: RANK_COLUMN, position: ranking.over.position };
   const items = inner.items.map((item, i) => (i === ranking.rankItem ? { expression: rank, alias: item.alias ?? `EXPR$${i}` } : item));
   const projected = project({ ...inner, items, where: undefined }, ranked, context, text);

@@ -196,6 +196,58 @@ export function planRank(input: PlannedRelation, ranking: RankSpec, context: Pla
   return relation;
 }
 
+/**
+ * A Top-N over an updating input (a GROUP BY's result, say), as Flink's RetractableTopNFunction
+ * runs it with the rank not selected: each partition keeps every row it holds, in order, since a
+ * row that leaves the N (its -U or -D) lets the next one in; a change emits -D for each row that
+ * leaves the N and +I for each that enters. Rows of equal order rank in their arrival order; a
+ * retraction removes the first row equal to it.
+ */
+export function planRetractableRank(input: PlannedRelation, ranking: Ranking, context: PlanContext, text: string): PlannedRelation {
+  const { over, first, limit, rankSelected } = ranking;
+  const producer = input.updating?.producer ?? 'its input';
+  if (rankSelected || first > 1) {
+    throw new SqlUnsupportedError(`a Top-N over an updating result (of ${producer}) with the rank selected or ranks not from 1`, over.position, text);
+  }
+  const { scope, orders, compare, keyOf } = rankOrder(input, ranking, context, text);
+  const width = input.fields.length;
+  const descriptor = expiring(new ValueStateDescriptor<Row[]>('ranked-rows'), context);
+  const ranked = input.stream
+    .keyBy((row) => (over.partitionBy.length === 0 ? '' : keyOf(row)))
+    .withState((state) => state.getState(descriptor))
+    .process<Row>({
+      processElement(change, { state }, out) {
+        const row = change.slice(0, width);
+        const rows = state.value() ?? [];
+        const before = rows.slice(0, limit);
+        if (change[width] === '-U' || change[width] === '-D') {
+          const text = JSON.stringify(row);
+          const at = rows.findIndex((kept) => JSON.stringify(kept) === text);
+          if (at < 0) return;
+          rows.splice(at, 1);
+        } else {
+          const at = rows.findIndex((kept) => compare(row, kept) < 0);
+          rows.splice(at < 0 ? rows.length : at, 0, row);
+        }
+        state.update(rows);
+        const after = rows.slice(0, limit);
+        for (const left of before) if (!after.includes(left)) out.collect([...left, null, '-D']);
+        for (const entered of after) if (!before.includes(entered)) out.collect([...entered, null, '+I']);
+      },
+    });
+  const keys = partitionColumnsOf(over, scope);
+  const fields: Field[] = [...input.fields.map((f) => ({ ...f, type: plainTime(f.type) })), { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
+  const relation: PlannedRelation = {
+    stream: ranked,
+    fields,
+    rowtime: undefined,
+    updating: { keys: limit === 1 && !keys.includes(-1) ? keys : [], producer: `the Top-N (ROW_NUMBER() <= ${limit})`, kinds: '+I, -D' },
+  };
+  const plan = `Rank(strategy=[RetractStrategy], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionList(keys, input.fields)}], orderBy=[${orderList(orders)}], select=[${columnList(input.fields)}], state=[every row per key])`;
+  sqlOperator(ranked, context, 'rank', plan, changelogMode(relation));
+  return relation;
+}
+
 type RankOrder = ReturnType<typeof rankOrder>;
 
 /**
