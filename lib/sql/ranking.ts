@@ -198,17 +198,15 @@ export function planRank(input: PlannedRelation, ranking: RankSpec, context: Pla
 
 /**
  * A Top-N over an updating input (a GROUP BY's result, say), as Flink's RetractableTopNFunction
- * runs it with the rank not selected: each partition keeps every row it holds, in order, since a
- * row that leaves the N (its -U or -D) lets the next one in; a change emits -D for each row that
- * leaves the N and +I for each that enters. Rows of equal order rank in their arrival order; a
- * retraction removes the first row equal to it.
+ * runs it: each partition keeps every row it holds, in order, since a row that leaves the N (its
+ * -U or -D) lets the next one in. A change emits -D for each row that leaves the N and +I for
+ * each that enters; with the rank selected, or ranks not from 1, an update (-U, +U) of each kept
+ * rank whose row changed, +I for a rank filled and -D for one emptied. Rows of equal order rank
+ * in their arrival order; a retraction removes the first row equal to it.
  */
 export function planRetractableRank(input: PlannedRelation, ranking: Ranking, context: PlanContext, text: string): PlannedRelation {
   const { over, first, limit, rankSelected } = ranking;
-  const producer = input.updating?.producer ?? 'its input';
-  if (rankSelected || first > 1) {
-    throw new SqlUnsupportedError(`a Top-N over an updating result (of ${producer}) with the rank selected or ranks not from 1`, over.position, text);
-  }
+  const perRank = rankSelected || first > 1;
   const { scope, orders, compare, keyOf } = rankOrder(input, ranking, context, text);
   const width = input.fields.length;
   const descriptor = expiring(new ValueStateDescriptor<Row[]>('ranked-rows'), context);
@@ -231,19 +229,32 @@ export function planRetractableRank(input: PlannedRelation, ranking: Ranking, co
         }
         state.update(rows);
         const after = rows.slice(0, limit);
-        for (const left of before) if (!after.includes(left)) out.collect([...left, null, '-D']);
-        for (const entered of after) if (!before.includes(entered)) out.collect([...entered, null, '+I']);
+        if (!perRank) {
+          for (const left of before) if (!after.includes(left)) out.collect([...left, null, '-D']);
+          for (const entered of after) if (!before.includes(entered)) out.collect([...entered, null, '+I']);
+          return;
+        }
+        for (let i = first - 1; i < limit; i++) {
+          const [was, is] = [before[i], after[i]];
+          const rank = rankSelected ? i + 1 : null;
+          if (was === is) continue;
+          if (was) out.collect([...was, rank, is ? '-U' : '-D']);
+          if (is) out.collect([...is, rank, was ? '+U' : '+I']);
+        }
       },
     });
   const keys = partitionColumnsOf(over, scope);
+  const producer = `the Top-N (ROW_NUMBER() <= ${limit})`;
   const fields: Field[] = [...input.fields.map((f) => ({ ...f, type: plainTime(f.type) })), { name: RANK_COLUMN, type: { ...BIGINT, nullable: false }, hidden: true }];
   const relation: PlannedRelation = {
     stream: ranked,
     fields,
     rowtime: undefined,
-    updating: { keys: limit === 1 && !keys.includes(-1) ? keys : [], producer: `the Top-N (ROW_NUMBER() <= ${limit})`, kinds: '+I, -D' },
+    updating: rankSelected
+      ? { keys: keys.includes(-1) ? [] : [...keys, width], producer, kinds: '+I, -U, +U, -D' }
+      : { keys: first === limit && !keys.includes(-1) ? keys : [], producer, kinds: perRank ? '+I, -U, +U, -D' : '+I, -D' },
   };
-  const plan = `Rank(strategy=[RetractStrategy], rankRange=[rankStart=1, rankEnd=${limit}], partitionBy=[${partitionList(keys, input.fields)}], orderBy=[${orderList(orders)}], select=[${columnList(input.fields)}], state=[every row per key])`;
+  const plan = `Rank(strategy=[RetractStrategy], rankRange=[rankStart=${first}, rankEnd=${limit}], partitionBy=[${partitionList(keys, input.fields)}], orderBy=[${orderList(orders)}], select=[${columnList(input.fields)}${rankSelected ? ', rank' : ''}], state=[every row per key])`;
   sqlOperator(ranked, context, 'rank', plan, changelogMode(relation));
   return relation;
 }

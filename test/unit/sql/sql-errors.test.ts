@@ -47,10 +47,6 @@ describe('SQL errors', () => {
     ['the SESSION window function outside a window aggregation', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
     ['OFFSET (rows not from the first)', 'SELECT k FROM events ORDER BY ts LIMIT 3 OFFSET 1'],
     ['LIMIT over an updating result (of GROUP BY k)', 'SELECT k, COUNT(*) FROM events GROUP BY k LIMIT 3'],
-    [
-      'a Top-N over an updating result (of GROUP BY k) with the rank selected or ranks not from 1',
-      'SELECT k, n, rn FROM (SELECT k, n, ROW_NUMBER() OVER (ORDER BY n DESC) AS rn FROM (SELECT k, COUNT(*) AS n FROM events GROUP BY k)) WHERE rn <= 2',
-    ],
     ['the function LAG', 'SELECT LAG(v) FROM events'],
   ])('call %s not supported yet, where it stands, rather than a syntax error', (feature, query) => {
     const error = sqlFailure(`${EVENTS}INSERT INTO sink ${query};`);
