@@ -11,7 +11,15 @@ export type Expression =
   | { readonly kind: 'binary'; readonly operator: string; readonly left: Expression; readonly right: Expression; readonly position: SqlPosition }
   | { readonly kind: 'isNull'; readonly operand: Expression; readonly negated: boolean; readonly position: SqlPosition }
   | { readonly kind: 'between'; readonly operand: Expression; readonly low: Expression; readonly high: Expression; readonly negated: boolean; readonly position: SqlPosition }
-  | { readonly kind: 'in'; readonly operand: Expression; readonly list: readonly Expression[]; readonly negated: boolean; readonly position: SqlPosition }
+  | {
+      readonly kind: 'in';
+      readonly operand: Expression;
+      readonly list: readonly Expression[];
+      /** `IN (SELECT …)`: the subquery whose one column the operand is looked up in (the list is then empty). */
+      readonly query?: Query;
+      readonly negated: boolean;
+      readonly position: SqlPosition;
+    }
   | { readonly kind: 'like'; readonly operand: Expression; readonly pattern: Expression; readonly negated: boolean; readonly position: SqlPosition }
   | { readonly kind: 'cast'; readonly operand: Expression; readonly type: TypeName; readonly safe: boolean; readonly position: SqlPosition }
   | {

@@ -127,6 +127,7 @@ export function compileExpression(expression: Expression, scope: Scope): Compile
     case 'between':
       return between(expression, scope);
     case 'in':
+      if (expression.query) throw new SqlUnsupportedError('IN (subquery) other than a condition of WHERE, ANDed with the others', expression.position, scope.text);
       return inList(expression, scope);
     case 'like':
       return like(expression, scope);

@@ -76,7 +76,7 @@ function nullable(fields: readonly Field[], padded: boolean): Field[] {
 }
 
 /** One input's join keys, each widened to the type both inputs' keys compare in. */
-function keyEvaluators(expressions: readonly Expression[], scope: Scope, types: readonly SqlType[]): ((row: Row) => SqlValue)[] {
+export function keyEvaluators(expressions: readonly Expression[], scope: Scope, types: readonly SqlType[]): ((row: Row) => SqlValue)[] {
   return expressions.map((expression, i) => {
     const { evaluate, type } = compileExpression(expression, scope);
     return (row) => widen(evaluate(row), type, types[i] as SqlType);

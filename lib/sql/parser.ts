@@ -501,7 +501,11 @@ class Parser {
     }
     if (this.acceptWords('IN')) {
       this.expect('(');
-      if (this.peek().upper === 'SELECT') throw new SqlUnsupportedError('IN (subquery)', this.peek().position, this.text);
+      if (this.peek().upper === 'SELECT' || this.peek().upper === 'WITH') {
+        const query = this.query();
+        this.expect(')');
+        return { kind: 'in', operand: left, list: [], query, negated, position: start.position };
+      }
       const list = this.commaSeparated(() => this.expression());
       this.expect(')');
       return { kind: 'in', operand: left, list, negated, position: start.position };

@@ -6,9 +6,10 @@ import type { Expression, Query, Relation, Select } from './ast.js';
 import { withWindowTableFunction } from './group-windows.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import { emittedAtWindowEnd, windowStillOpen, type Compiled, type Field, type Row, type Scope, type WindowBound, type WindowColumn } from './compiled.js';
-import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, resolveField, subexpressions, windowColumnOf } from './expressions.js';
+import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, conjunction, conjuncts, resolveField, subexpressions, windowColumnOf } from './expressions.js';
 import { normalizedChangelog } from './changelog-normalize.js';
 import { planLimit } from './limit.js';
+import { isSubqueryIn, planSemiJoin } from './semi-joins.js';
 import { planSort, withOrderColumns } from './sort.js';
 import { planRegularJoin } from './joins.js';
 import { planUsingJoin } from './using-joins.js';
@@ -258,8 +259,15 @@ function planSelect(written: Select, context: PlanContext, text: string): Planne
   if (written.distinct) return planDistinct(planSelect({ ...written, distinct: false }, context, text), written, context, text);
   const windowed = withWindowTableFunction(written, text);
   const ranking = rankingOf(windowed, text);
-  const select = ranking ? { ...windowed, where: ranking.where } : windowed;
-  const from = ranking ? planTopN(ranking, select.from.alias, context, text) : planRelation(select.from, context, text, select.where);
+  const ranked = ranking ? { ...windowed, where: ranking.where } : windowed;
+  // IN (subquery) conditions are semi joins of FROM's rows, before the rest of WHERE.
+  const semi = conjuncts(ranked.where).filter(isSubqueryIn);
+  const select = semi.length === 0 ? ranked : { ...ranked, where: conjunction(conjuncts(ranked.where).filter((condition) => !isSubqueryIn(condition))) };
+  const related = ranking ? planTopN(ranking, select.from.alias, context, text) : planRelation(select.from, context, text, select.where);
+  const from = semi.reduce<PlannedRelation | WindowedRelation>(
+    (relation, condition) => planSemiJoin(materialized(relation, context, text), condition, planQuery(condition.query, context, text), context, text),
+    related,
+  );
   const calls = [...select.items.flatMap((item) => aggregateCalls(item.expression)), ...aggregateCalls(select.having)];
   const grouped = select.groupBy.length > 0 || calls.length > 0;
   const overs = select.items.flatMap((item) => overCalls(item.expression));

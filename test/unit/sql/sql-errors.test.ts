@@ -47,6 +47,8 @@ describe('SQL errors', () => {
     ['the SESSION window function outside a window aggregation', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
     ['OFFSET (rows not from the first)', 'SELECT k FROM events ORDER BY ts LIMIT 3 OFFSET 1'],
     ['LIMIT over an updating result (of GROUP BY k)', 'SELECT k, COUNT(*) FROM events GROUP BY k LIMIT 3'],
+    ['NOT IN (subquery) (an anti join)', 'SELECT k, v FROM events WHERE k NOT IN (SELECT k FROM events WHERE v > 3)'],
+    ['IN (subquery) other than a condition of WHERE, ANDed with the others', 'SELECT k, v FROM events WHERE v > 3 OR k IN (SELECT k FROM events)'],
     ['the function LAG', 'SELECT LAG(v) FROM events'],
   ])('call %s not supported yet, where it stands, rather than a syntax error', (feature, query) => {
     const error = sqlFailure(`${EVENTS}INSERT INTO sink ${query};`);
@@ -79,6 +81,10 @@ describe('SQL errors', () => {
       "USING column 'v' is ambiguous in the left input",
     );
     expect(sqlPipeline(`${EVENTS}INSERT INTO sink SELECT a.k, b.v FROM events a JOIN events b USING (k);`, { name: 'using' }).getTransformations().length).toBeGreaterThan(0);
+  });
+
+  it('need the subquery of IN to select one column', () => {
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events WHERE k IN (SELECT k, v FROM events);`).message).toContain('the subquery of IN must select one column, not 2');
   });
 
   it('refuse a LIMIT of no rows, and a sink the +I, -D changes of ORDER BY … LIMIT', () => {
