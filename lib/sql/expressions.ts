@@ -58,17 +58,7 @@ export function subexpressions(expression: Expression): (Expression | undefined)
   }
 }
 
-/** An expression's parts joined by AND, outermost first: a WHERE or ON clause as its conditions. */
-export function conjuncts(expression: Expression | undefined): Expression[] {
-  if (!expression) return [];
-  return expression.kind === 'binary' && expression.operator === 'AND' ? [...conjuncts(expression.left), ...conjuncts(expression.right)] : [expression];
-}
-
-/** Conditions joined by AND again; undefined for none. */
-export function conjunction(conditions: readonly Expression[]): Expression | undefined {
-  if (conditions.length === 0) return undefined;
-  return conditions.reduce((a, b) => ({ kind: 'binary', operator: 'AND', left: a, right: b, position: a.position }));
-}
+export { conjunction, conjuncts } from './ast.js';
 
 /** Finds the column an unqualified or qualified name refers to, or fails naming what there is. */
 export function resolveField(scope: Scope, name: string, qualifier: string | undefined, position: SqlPosition): number {

@@ -1,4 +1,4 @@
-import { rewriteExpression, type ColumnDefinition, type CreateTable, type Expression, type JoinType, type OverClause, type OverFrame, type Query, type Relation, type Select, type SelectItem, type SortItem, type Statement, type TypeName } from './ast.js';
+import { conjunction, conjuncts, rewriteExpression, type ColumnDefinition, type CreateTable, type Expression, type JoinType, type OverClause, type OverFrame, type Query, type Relation, type Select, type SelectItem, type SortItem, type Statement, type TypeName } from './ast.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { tokenize, type Token } from './lexer.js';
 
@@ -244,6 +244,43 @@ class Parser {
       throw new SqlUnsupportedError(next.upper, next.position, this.text);
     }
     return orderBy.length === 0 && limit === undefined ? query : { kind: 'sorted', query, orderBy, limit, position: start.position };
+  }
+
+  /**
+   * `EXISTS (SELECT … FROM r WHERE r.y = q.x AND …)`, correlated by one equality between a column
+   * of the subquery's table and one of the query's, read as the semi join it is:
+   * `q.x IN (SELECT r.y FROM r WHERE …)`, as Flink decorrelates it.
+   */
+  private exists(): Expression {
+    const start = this.next();
+    this.expect('(');
+    const query = this.query();
+    this.expect(')');
+    const inner = query.kind === 'select' && (query.from.kind === 'table' || query.from.kind === 'subquery') ? query : undefined;
+    const innerName = inner && (inner.from.alias ?? (inner.from.kind === 'table' ? inner.from.name : undefined))?.toLowerCase();
+    const conditions = conjuncts(inner?.where);
+    const correlation = conditions.findIndex(
+      (condition) =>
+        condition.kind === 'binary' &&
+        condition.operator === '=' &&
+        condition.left.kind === 'column' &&
+        condition.right.kind === 'column' &&
+        condition.left.table !== undefined &&
+        condition.right.table !== undefined &&
+        (condition.left.table.toLowerCase() === innerName) !== (condition.right.table.toLowerCase() === innerName),
+    );
+    const equality = conditions[correlation];
+    if (!inner || !equality || equality.kind !== 'binary' || inner.groupBy.length > 0) {
+      throw new SqlUnsupportedError(
+        'EXISTS other than over one table correlated by one equality between its column and the query\'s (r.y = q.x, each qualified)',
+        start.position,
+        this.text,
+      );
+    }
+    const [innerColumn, outerColumn] = equality.left.kind === 'column' && equality.left.table?.toLowerCase() === innerName ? [equality.left, equality.right] : [equality.right, equality.left];
+    const where = conjunction(conditions.filter((_, i) => i !== correlation));
+    const lookup: Query = { ...inner, items: [{ expression: innerColumn, alias: undefined }], where };
+    return { kind: 'in', operand: outerColumn, list: [], query: lookup, negated: false, position: start.position };
   }
 
   /** `ORDER BY` and its items, each ASC or DESC, if written; `clause` names where, for NULLS FIRST or LAST, which Sluice does not read yet. */
@@ -566,6 +603,8 @@ class Parser {
     if (token.kind !== 'word' && token.kind !== 'quoted') throw this.error(`expected an expression, found ${this.describe(token)}`);
     if (token.kind === 'word') {
       switch (token.upper) {
+        case 'EXISTS':
+          return this.exists();
         case 'NULL':
         case 'TRUE':
         case 'FALSE':

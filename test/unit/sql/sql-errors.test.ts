@@ -49,6 +49,10 @@ describe('SQL errors', () => {
     ['LIMIT over an updating result (of GROUP BY k)', 'SELECT k, COUNT(*) FROM events GROUP BY k LIMIT 3'],
     ['NOT IN (subquery) (an anti join)', 'SELECT k, v FROM events WHERE k NOT IN (SELECT k FROM events WHERE v > 3)'],
     ['IN (subquery) other than a condition of WHERE, ANDed with the others', 'SELECT k, v FROM events WHERE v > 3 OR k IN (SELECT k FROM events)'],
+    [
+      "EXISTS other than over one table correlated by one equality between its column and the query's (r.y = q.x, each qualified)",
+      'SELECT k, v FROM events e WHERE EXISTS (SELECT * FROM events b WHERE b.v > e.v)',
+    ],
     ['the function LAG', 'SELECT LAG(v) FROM events'],
   ])('call %s not supported yet, where it stands, rather than a syntax error', (feature, query) => {
     const error = sqlFailure(`${EVENTS}INSERT INTO sink ${query};`);
