@@ -17,6 +17,8 @@ export type Expression =
       readonly list: readonly Expression[];
       /** `IN (SELECT …)`: the subquery whose one column the operand is looked up in (the list is then empty). */
       readonly query?: Query;
+      /** Read from a correlated EXISTS, which has no NULL-aware negation: NOT of it is an anti join. */
+      readonly fromExists?: boolean;
       readonly negated: boolean;
       readonly position: SqlPosition;
     }

@@ -280,7 +280,7 @@ class Parser {
     const [innerColumn, outerColumn] = equality.left.kind === 'column' && equality.left.table?.toLowerCase() === innerName ? [equality.left, equality.right] : [equality.right, equality.left];
     const where = conjunction(conditions.filter((_, i) => i !== correlation));
     const lookup: Query = { ...inner, items: [{ expression: innerColumn, alias: undefined }], where };
-    return { kind: 'in', operand: outerColumn, list: [], query: lookup, negated: false, position: start.position };
+    return { kind: 'in', operand: outerColumn, list: [], query: lookup, negated: false, fromExists: true, position: start.position };
   }
 
   /** `ORDER BY` and its items, each ASC or DESC, if written; `clause` names where, for NULLS FIRST or LAST, which Sluice does not read yet. */

@@ -9,7 +9,7 @@ import { emittedAtWindowEnd, windowStillOpen, type Compiled, type Field, type Ro
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, conjunction, conjuncts, resolveField, subexpressions, windowColumnOf } from './expressions.js';
 import { normalizedChangelog } from './changelog-normalize.js';
 import { planLimit } from './limit.js';
-import { isSubqueryIn, planSemiJoin } from './semi-joins.js';
+import { planSemiJoin, subqueryCondition } from './semi-joins.js';
 import { planSort, withOrderColumns } from './sort.js';
 import { planRegularJoin } from './joins.js';
 import { planUsingJoin } from './using-joins.js';
@@ -261,11 +261,11 @@ function planSelect(written: Select, context: PlanContext, text: string): Planne
   const ranking = rankingOf(windowed, text);
   const ranked = ranking ? { ...windowed, where: ranking.where } : windowed;
   // IN (subquery) conditions are semi joins of FROM's rows, before the rest of WHERE.
-  const semi = conjuncts(ranked.where).filter(isSubqueryIn);
-  const select = semi.length === 0 ? ranked : { ...ranked, where: conjunction(conjuncts(ranked.where).filter((condition) => !isSubqueryIn(condition))) };
+  const semi = conjuncts(ranked.where).flatMap((condition) => subqueryCondition(condition) ?? []);
+  const select = semi.length === 0 ? ranked : { ...ranked, where: conjunction(conjuncts(ranked.where).filter((condition) => !subqueryCondition(condition))) };
   const related = ranking ? planTopN(ranking, select.from.alias, context, text) : planRelation(select.from, context, text, select.where);
   const from = semi.reduce<PlannedRelation | WindowedRelation>(
-    (relation, condition) => planSemiJoin(materialized(relation, context, text), condition, planQuery(condition.query, context, text), context, text),
+    (relation, { lookup, anti }) => planSemiJoin(materialized(relation, context, text), lookup, anti, planQuery(lookup.query, context, text), context, text),
     related,
   );
   const calls = [...select.items.flatMap((item) => aggregateCalls(item.expression)), ...aggregateCalls(select.having)];

@@ -5,7 +5,7 @@ import { SqlError, SqlUnsupportedError } from './errors.js';
 import { compileExpression } from './expressions.js';
 import { keyEvaluators } from './joins.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { appendOnly, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { appendOnly, changelogMode, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
 import { commonType } from './type-rules.js';
 import { plainTime } from './types.js';
 
@@ -16,15 +16,27 @@ export function isSubqueryIn(expression: Expression): expression is SubqueryIn {
   return expression.kind === 'in' && expression.query !== undefined;
 }
 
+/** A WHERE condition that is a semi join (`IN (SELECT …)`, EXISTS) or an anti join (NOT EXISTS): the lookup, and whether it is negated. */
+export function subqueryCondition(condition: Expression): { lookup: SubqueryIn; anti: boolean } | undefined {
+  if (isSubqueryIn(condition)) return { lookup: condition, anti: false };
+  if (condition.kind === 'unary' && condition.operator === 'NOT' && isSubqueryIn(condition.operand)) return { lookup: condition.operand, anti: true };
+  return undefined;
+}
+
 /**
  * `x IN (SELECT y …)` ANDed into a WHERE, as Flink's semi join runs it: both inputs keyed by the
  * value looked up, in their common type; a row is emitted once the subquery has given a row of
  * its value, at once if one came before it, else when the first one comes, and never
  * retracted, since both inputs only insert. A NULL value matches nothing. State: per value,
  * whether the subquery has given it, and the rows waiting for it.
+ *
+ * `anti`, a NOT EXISTS: a row is emitted at once (+I) while the subquery has not given its value,
+ * and retracted (-D) when the subquery first gives it; a row of a NULL value is always emitted.
  */
-export function planSemiJoin(input: PlannedRelation, condition: SubqueryIn, subquery: PlannedRelation, context: PlanContext, text: string): PlannedRelation {
-  if (condition.negated) throw new SqlUnsupportedError('NOT IN (subquery) (an anti join)', condition.position, text);
+export function planSemiJoin(input: PlannedRelation, condition: SubqueryIn, anti: boolean, subquery: PlannedRelation, context: PlanContext, text: string): PlannedRelation {
+  if (condition.negated || (anti && !condition.fromExists)) {
+    throw new SqlUnsupportedError('NOT IN (subquery) (a NULL-aware anti join; NOT EXISTS runs)', condition.position, text);
+  }
   const left = appendOnly(input, 'IN (subquery)', condition.position, text);
   const right = appendOnly(subquery, 'IN (subquery) of an updating result', condition.position, text);
   const columns = right.fields.filter((field) => !field.hidden);
@@ -53,7 +65,18 @@ export function planSemiJoin(input: PlannedRelation, condition: SubqueryIn, subq
     }))
     .process<Row>({
       processElement({ side, row }, { state }, out) {
-        if ((side === 0 ? leftKey : rightKey)(row) === null) return;
+        const nullKey = (side === 0 ? leftKey : rightKey)(row) === null;
+        if (anti) {
+          if (side === 0 && (nullKey || !state.given.value())) out.collect([...row, '+I']);
+          if (side === 0 && !nullKey && !state.given.value()) state.waiting.update([...(state.waiting.value() ?? []), row]);
+          if (side === 1 && !nullKey && !state.given.value()) {
+            state.given.update(true);
+            for (const emitted of state.waiting.value() ?? []) out.collect([...emitted, '-D']);
+            state.waiting.clear();
+          }
+          return;
+        }
+        if (nullKey) return;
         if (side === 0) {
           if (state.given.value()) out.collect(row);
           else state.waiting.update([...(state.waiting.value() ?? []), row]);
@@ -66,6 +89,10 @@ export function planSemiJoin(input: PlannedRelation, condition: SubqueryIn, subq
       },
     });
   const fields: Field[] = left.fields.map((field) => ({ ...field, type: plainTime(field.type) }));
-  sqlOperator(joined, context, 'semi-join', `Join(joinType=[LeftSemiJoin], where=[IN (subquery)], state=[per value, whether the subquery gave it, and the rows waiting for it])`, 'insert-only');
-  return { stream: joined, fields, rowtime: undefined };
+  const relation: PlannedRelation = { stream: joined, fields, rowtime: undefined, ...(anti ? { updating: { keys: [], producer: 'NOT EXISTS (an anti join)', kinds: '+I, -D' } } : {}) };
+  const plan = anti
+    ? 'Join(joinType=[LeftAntiJoin], where=[NOT EXISTS], state=[per value, whether the subquery gave it, and the rows emitted until it does])'
+    : 'Join(joinType=[LeftSemiJoin], where=[IN (subquery)], state=[per value, whether the subquery gave it, and the rows waiting for it])';
+  sqlOperator(joined, context, anti ? 'anti-join' : 'semi-join', plan, changelogMode(relation));
+  return relation;
 }
