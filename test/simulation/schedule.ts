@@ -189,8 +189,8 @@ function packingOf(seed: number): PackOptions {
   const liveBytesPerPack = pick([16, 48, 120]);
   const denseLiveBytesPerPack = liveBytesPerPack * pick([1, 4, 64]);
   const spillStateBytes = pick([24, 64, 160, 4_096]);
-  // Chunks of a few dozen bytes deflated cut a spilled state into several items, so that a key's items are written, read and fenced apart.
-  return { liveBytesPerPack, denseLiveBytesPerPack, spillStateBytes, chunkBytes: pick([24, 48, 96]) };
+  // Chunks of a hundred bytes to a kilobyte deflated cut a spilled state into a few items, so that a key's items are written, read and fenced apart; smaller ones made a tick write hundreds of items, longer than ticks come, and shards fenced each other without end.
+  return { liveBytesPerPack, denseLiveBytesPerPack, spillStateBytes, chunkBytes: pick([96, 256, 1_024]) };
 }
 
 /**
