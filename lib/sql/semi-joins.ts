@@ -5,7 +5,7 @@ import { SqlError, SqlUnsupportedError } from './errors.js';
 import { compileExpression } from './expressions.js';
 import { keyEvaluators } from './joins.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { appendOnly, changelogMode, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { appendOnly, changelogMode, expiring, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
 import { commonType } from './type-rules.js';
 import { plainTime } from './types.js';
 
@@ -54,7 +54,8 @@ export function planSemiJoin(input: PlannedRelation, condition: SubqueryIn, anti
   const [leftKey] = keyEvaluators([condition.operand], leftScope, [type]);
   const [rightKey] = keyEvaluators([looked], rightScope, [type]);
   if (!leftKey || !rightKey) throw new Error('IN (subquery) without a key');
-  const keyOf = [groupKey([leftKey]).keyOf, groupKey([rightKey]).keyOf] as const;
+  // One value per side: a key of one value is the value itself, as groupKey makes it.
+  const keyOf = [leftKey, rightKey] as const;
   const sided = (side: 0 | 1, relation: PlannedRelation) => relation.stream.map((row) => ({ side, row }));
   const joined = sided(0, left)
     .union(sided(1, right))

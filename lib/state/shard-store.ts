@@ -617,14 +617,16 @@ export abstract class ItemShardStore implements ShardStore {
    */
   async write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void> {
     const writes = changes.map(({ key, state }) => {
-      const bytes = keyStateBytes(state);
+      // One JSON text per state: its size decides the pack, and a spilled state's chunks are cut from it.
+      const json = state === null ? undefined : JSON.stringify(state);
+      const bytes = json === undefined ? undefined : Buffer.byteLength(json);
       const oversized = oversizedBytes(state, bytes);
       if (oversized !== undefined) throw new KeyStateTooLargeError(claim.shard, key, oversized);
       const hash = packHash(key.serialized);
       // Its pack under the committed layout: where its committed entry is, whichever pack it goes to now.
       const home = bucketPack(bucketOf(hash, claim.layout.buckets));
-      const spilled = state !== null && bytes !== undefined && bytes > this.spillStateBytes;
-      return { key, state, bytes, hash, home, spilled, chunks: spilled ? this.spillChunksOf(state, bytes) : [] };
+      const spilled = json !== undefined && bytes !== undefined && bytes > this.spillStateBytes;
+      return { key, state, bytes, hash, home, spilled, chunks: spilled ? this.spillChunksOf(json, bytes) : [] };
     });
     const seen = this.seenBy(claim);
     const committed = claim.layout;
@@ -688,8 +690,7 @@ export abstract class ItemShardStore implements ShardStore {
   }
 
   /** A spilled state's JSON in the chunks its items store; one chunk for a state whose JSON fits one item (then its deflated size does too). */
-  private spillChunksOf(state: KeyState, jsonBytes: number): string[] {
-    const json = JSON.stringify(state);
+  private spillChunksOf(json: string, jsonBytes: number): string[] {
     return jsonBytes <= this.chunkBytes ? [json] : chunksOf(json, deflateJson(json).length, this.chunkBytes);
   }
 
