@@ -129,9 +129,21 @@ export interface SortItem {
   readonly descending: boolean;
 }
 
+/**
+ * UNION, INTERSECT or EXCEPT of two or more queries, read from the left: `a EXCEPT b EXCEPT c` is
+ * `(a EXCEPT b) EXCEPT c`. `all` keeps duplicates (UNION ALL); without it the result is distinct.
+ */
+export interface SetOperation {
+  readonly kind: 'setOperation';
+  readonly operator: 'UNION' | 'INTERSECT' | 'EXCEPT';
+  readonly all: boolean;
+  readonly inputs: readonly Query[];
+  readonly position: SqlPosition;
+}
+
 export type Query =
   | Select
-  | { readonly kind: 'unionAll'; readonly inputs: readonly Query[]; readonly position: SqlPosition }
+  | SetOperation
   | {
       readonly kind: 'sorted';
       readonly query: Query;

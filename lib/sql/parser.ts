@@ -1,4 +1,4 @@
-import { conjunction, conjuncts, rewriteExpression, type ColumnDefinition, type CreateTable, type Expression, type JoinType, type OverClause, type OverFrame, type Query, type Relation, type Select, type SelectItem, type SortItem, type Statement, type TypeName } from './ast.js';
+import { conjunction, conjuncts, rewriteExpression, type ColumnDefinition, type CreateTable, type Expression, type JoinType, type OverClause, type OverFrame, type Query, type Relation, type Select, type SelectItem, type SetOperation, type SortItem, type Statement, type TypeName } from './ast.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { tokenize, type Token } from './lexer.js';
 
@@ -202,14 +202,33 @@ class Parser {
 
   query(): Query {
     if (this.peek().upper === 'WITH') return this.withQuery();
-    const first = this.queryTerm();
-    if (this.peek().upper !== 'UNION') return this.noTrailing(first);
-    const inputs: Query[] = [first];
-    while (this.acceptWords('UNION')) {
-      if (!this.acceptWords('ALL')) throw new SqlUnsupportedError('UNION without ALL (a distinct union)', this.peek().position, this.text);
-      inputs.push(this.queryTerm());
+    return this.noTrailing(this.setOperations(this.intersection(), ['UNION', 'EXCEPT'], () => this.intersection()));
+  }
+
+  /** INTERSECT binds before UNION and EXCEPT, as in the SQL standard and Flink. */
+  private intersection(): Query {
+    return this.setOperations(this.queryTerm(), ['INTERSECT'], () => this.queryTerm());
+  }
+
+  /** `first` followed by set operators of one precedence, from the left; a run of one operator is one n-ary operation. */
+  private setOperations(first: Query, operators: readonly SetOperation['operator'][], operand: () => Query): Query {
+    let result = first;
+    let built: SetOperation | undefined;
+    for (;;) {
+      const word = this.peek();
+      if (word.upper === 'MINUS') throw new SqlUnsupportedError('MINUS (write EXCEPT)', word.position, this.text);
+      const operator = operators.find((candidate) => candidate === word.upper);
+      if (!operator) return result;
+      this.next();
+      const all = this.acceptWords('ALL');
+      if (!all) this.acceptWords('DISTINCT');
+      const input = operand();
+      built =
+        built?.operator === operator && built.all === all
+          ? { ...built, inputs: [...built.inputs, input] }
+          : { kind: 'setOperation', operator, all, inputs: [result, input], position: word.position };
+      result = built;
     }
-    return this.noTrailing({ kind: 'unionAll', inputs, position: first.position });
   }
 
   /**
@@ -240,9 +259,10 @@ class Parser {
     const limit = this.limit();
     const next = this.peek();
     if (next.upper === 'OFFSET') throw new SqlUnsupportedError('OFFSET (rows not from the first)', next.position, this.text);
-    if (next.upper === 'LIMIT' || next.upper === 'FETCH' || next.upper === 'EXCEPT' || next.upper === 'INTERSECT' || next.upper === 'MINUS') {
-      throw new SqlUnsupportedError(next.upper, next.position, this.text);
+    if (next.upper === 'UNION' || next.upper === 'EXCEPT' || next.upper === 'INTERSECT') {
+      throw this.error(`${next.upper} after ORDER BY or LIMIT: put the sorted query in parentheses`, next);
     }
+    if (next.upper === 'LIMIT' || next.upper === 'FETCH') throw new SqlUnsupportedError(next.upper, next.position, this.text);
     return orderBy.length === 0 && limit === undefined ? query : { kind: 'sorted', query, orderBy, limit, position: start.position };
   }
 
@@ -870,7 +890,7 @@ class Parser {
 
 /** `query` with each table it names that `named` holds replaced by that query, as a subquery under the table's name or alias. */
 function inlineNamed(query: Query, named: ReadonlyMap<string, Query>): Query {
-  if (query.kind === 'unionAll') return { ...query, inputs: query.inputs.map((input) => inlineNamed(input, named)) };
+  if (query.kind === 'setOperation') return { ...query, inputs: query.inputs.map((input) => inlineNamed(input, named)) };
   if (query.kind === 'sorted') return { ...query, query: inlineNamed(query.query, named) };
   return { ...query, from: inlineRelation(query.from, named) };
 }

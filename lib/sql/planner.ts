@@ -10,12 +10,12 @@ import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, conj
 import { normalizedChangelog } from './changelog-normalize.js';
 import { planLimit } from './limit.js';
 import { planSemiJoin, subqueryCondition } from './semi-joins.js';
+import { planSetOperation } from './set-operations.js';
 import { planSort, withOrderColumns } from './sort.js';
 import { planRegularJoin } from './joins.js';
 import { planUsingJoin } from './using-joins.js';
 import { overCalls, planOverAggregate } from './over-aggregates.js';
 import { planRank, planRetractableRank, planWindowRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
-import { commonType } from './type-rules.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
 import { appendOnly, changelogMode, columnList, expiring, filtered, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
 import { plainTime, typeName } from './types.js';
@@ -158,7 +158,7 @@ function materialized(from: PlannedRelation | WindowedRelation, context: PlanCon
 
 /** Plans a query into a stream of rows. */
 export function planQuery(query: Query, context: PlanContext, text: string): PlannedRelation {
-  if (query.kind === 'unionAll') return planUnion(query, context, text);
+  if (query.kind === 'setOperation') return planSetOperation(query, query.inputs.map((input) => planQuery(input, context, text)), context, text);
   if (query.kind === 'sorted') {
     // ORDER BY columns the query does not select are selected for the sort, then dropped.
     const widened = withOrderColumns(query.query, query.orderBy);
@@ -168,56 +168,6 @@ export function planQuery(query: Query, context: PlanContext, text: string): Pla
     return widened ? withoutLastColumns(sorted, widened.extra) : sorted;
   }
   return planSelect(query, context, text);
-}
-
-/**
- * UNION ALL: the inputs' rows in one stream, widened to common types. Over an updating input the
- * union is a changelog too, each insert-only input's rows as +I; its rows have no key.
- */
-function planUnion(query: Extract<Query, { kind: 'unionAll' }>, context: PlanContext, text: string): PlannedRelation {
-  const inputs = query.inputs.map((input) => planQuery(input, context, text));
-  const [first, ...others] = inputs as [PlannedRelation, ...PlannedRelation[]];
-  for (const other of others) {
-    if (other.fields.length !== first.fields.length) {
-      throw new SqlError(`UNION ALL's inputs have ${first.fields.length} and ${other.fields.length} columns; they need the same number`, query.position, text);
-    }
-  }
-  const scope = scopeOf(first.fields, context, text);
-  const fields = first.fields.map((field, i) => ({
-    name: field.name,
-    type: commonType(
-      inputs.map((input) => (input.fields[i] as Field).type),
-      scope,
-      query.position,
-      `UNION ALL's column ${i + 1}`,
-    ),
-  }));
-  const updating = inputs.filter((input) => input.updating);
-  const width = fields.length;
-  const aligned = inputs.map((input) => {
-    const cast = !input.fields.every((f, i) => f.type.kind === (fields[i] as Field).type.kind);
-    const marked = updating.length > 0 && !input.updating;
-    if (!cast && !marked) return input.stream;
-    const values = (row: Row) => (cast ? row.slice(0, width).map((value, i) => widen(value, (input.fields[i] as Field).type, (fields[i] as Field).type)) : row.slice(0, width));
-    const kind = (row: Row) => (input.updating ? [row[width] ?? null] : marked ? ['+I'] : []);
-    return sqlOperator(
-      input.stream.map((row) => [...values(row), ...kind(row)]),
-      context,
-      'union-cast',
-      `Calc(${cast ? `cast to the union's types: ${columnList(fields)}` : 'each row an insert'})`,
-      changelogMode(input),
-    );
-  });
-  const [head, ...rest] = aligned as [DataStream<Row>, ...DataStream<Row>[]];
-  const rowtime = updating.length === 0 && inputs.every((input) => input.rowtime === first.rowtime) ? first.rowtime : undefined;
-  const kinds = updating.some((input) => input.updating?.kinds?.includes('-D')) ? '+I, -U, +U, -D' : undefined;
-  const producer = `the UNION ALL of ${updating.map((input) => input.updating?.producer).join(' and ')}`;
-  return {
-    stream: rest.length === 0 ? head : head.union(...rest),
-    fields,
-    rowtime,
-    ...(updating.length > 0 ? { updating: { keys: [], producer, ...(kinds ? { kinds } : {}) } } : {}),
-  };
 }
 
 /** The aggregate calls in an expression, outermost only, each once. */

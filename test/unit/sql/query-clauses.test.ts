@@ -1,5 +1,5 @@
-// SELECT DISTINCT, WITH and OVER through the whole pipeline harness: what each writes to Kafka, and
-// what each refuses. test/conformance's sql-select-distinct, sql-with and sql-over-* hold them to Flink.
+// SELECT DISTINCT, set operations, WITH and OVER through the whole pipeline harness: what each writes to Kafka, and
+// what each refuses. test/conformance's sql-select-distinct, sql-union-distinct, sql-intersect*, sql-except*, sql-with and sql-over-* hold them to Flink.
 import { describe, expect, it } from 'vitest';
 import { sqlPipeline, SqlUnsupportedError } from '../../../lib/sql/index.js';
 import { PipelineTestHarness } from '../../../lib/testing/index.js';
@@ -53,6 +53,43 @@ INSERT INTO pairs SELECT DISTINCT auction, bidder FROM bids;`);
   it("is refused into a kafka sink with Flink's reason, as a GROUP BY is", () => {
     expect(sqlFailure(`${BIDS}${kafkaTable('pairs', 'auction BIGINT, bidder BIGINT')}INSERT INTO pairs SELECT DISTINCT auction, bidder FROM bids;`).message).toContain(
       "table sink 'pairs' doesn't support consuming update changes, which SELECT DISTINCT produces",
+    );
+  });
+});
+
+describe('Set operations', () => {
+  it('EXCEPT writes a row while the second input lacks it, and deletes it from upsert-kafka when the second input gives it', () => {
+    const harness = run(`${BIDS}${upsertTable('quiet', 'auction BIGINT', 'auction')}
+INSERT INTO quiet SELECT auction FROM bids EXCEPT SELECT auction FROM bids WHERE price > 8;`);
+    expect(values(harness, 'quiet')).toEqual([
+      ['{"auction":1}', '{"auction":1}'],
+      ['{"auction":2}', '{"auction":2}'],
+      ['{"auction":2}', null],
+    ]);
+  });
+
+  it('INTERSECT writes a row once every input holds it; INTERSECT binds before UNION', () => {
+    const harness = run(`${BIDS}${upsertTable('both', 'bidder BIGINT', 'bidder')}${upsertTable('either', 'auction BIGINT', 'auction')}
+INSERT INTO both SELECT bidder FROM bids WHERE auction = 2 INTERSECT SELECT bidder FROM bids WHERE price > 4;
+INSERT INTO either SELECT auction FROM bids WHERE price > 100 UNION SELECT auction FROM bids WHERE bidder = 12 INTERSECT SELECT auction FROM bids WHERE price = 9;`);
+    expect(values(harness, 'both')).toEqual([
+      ['{"bidder":10}', '{"bidder":10}'],
+      ['{"bidder":12}', '{"bidder":12}'],
+    ]);
+    expect(values(harness, 'either')).toEqual([['{"auction":2}', '{"auction":2}']]);
+  });
+
+  it("is refused into a kafka sink with Flink's reason, and refuses inputs of unlike widths, MINUS, and ORDER BY before the operator", () => {
+    const sink = kafkaTable('out', 'auction BIGINT');
+    expect(sqlFailure(`${BIDS}${sink}INSERT INTO out SELECT auction FROM bids UNION SELECT bidder FROM bids;`).message).toContain(
+      "table sink 'out' doesn't support consuming update changes, which UNION produces",
+    );
+    expect(sqlFailure(`${BIDS}${sink}INSERT INTO out SELECT auction FROM bids INTERSECT SELECT auction, bidder FROM bids;`).message).toContain(
+      "INTERSECT's inputs have 1 and 2 columns; they need the same number",
+    );
+    expect(sqlFailure(`${BIDS}${sink}INSERT INTO out SELECT auction FROM bids MINUS SELECT bidder FROM bids;`).message).toContain('MINUS (write EXCEPT) is not supported');
+    expect(sqlFailure(`${BIDS}${sink}INSERT INTO out SELECT auction FROM bids ORDER BY at EXCEPT SELECT bidder FROM bids;`).message).toContain(
+      'EXCEPT after ORDER BY or LIMIT: put the sorted query in parentheses',
     );
   });
 });

@@ -1,0 +1,2 @@
+-- compare the final table: Flink's join and aggregation interleave the inputs as their buffers arrive
+SELECT k FROM events WHERE v < 10 INTERSECT ALL SELECT k FROM events WHERE v > 5
