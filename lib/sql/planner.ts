@@ -9,7 +9,7 @@ import { emittedAtWindowEnd, windowStillOpen, type Compiled, type Field, type Ro
 import { AGGREGATE_FUNCTIONS, canonical, compileBoolean, compileExpression, conjunction, conjuncts, resolveField, subexpressions, windowColumnOf } from './expressions.js';
 import { normalizedChangelog } from './changelog-normalize.js';
 import { planLimit } from './limit.js';
-import { planSemiJoin, subqueryCondition } from './semi-joins.js';
+import { planSubqueryJoin, subqueryCondition } from './semi-joins.js';
 import { planSetOperation } from './set-operations.js';
 import { planSort, withOrderColumns } from './sort.js';
 import { planRegularJoin } from './joins.js';
@@ -215,7 +215,7 @@ function planSelect(written: Select, context: PlanContext, text: string): Planne
   const select = semi.length === 0 ? ranked : { ...ranked, where: conjunction(conjuncts(ranked.where).filter((condition) => !subqueryCondition(condition))) };
   const related = ranking ? planTopN(ranking, select.from.alias, context, text) : planRelation(select.from, context, text, select.where);
   const from = semi.reduce<PlannedRelation | WindowedRelation>(
-    (relation, { lookup, anti }) => planSemiJoin(materialized(relation, context, text), lookup, anti, planQuery(lookup.query, context, text), context, text),
+    (relation, { lookup, join }) => planSubqueryJoin(materialized(relation, context, text), lookup, join, planQuery(lookup.query, context, text), context, text),
     related,
   );
   const calls = [...select.items.flatMap((item) => aggregateCalls(item.expression)), ...aggregateCalls(select.having)];
