@@ -151,6 +151,8 @@ export type Query =
       readonly orderBy: readonly SortItem[];
       /** LIMIT n (or FETCH FIRST n ROWS ONLY), if written. */
       readonly limit: number | undefined;
+      /** OFFSET m: how many of the first rows are skipped before the LIMIT's (0 without it). */
+      readonly offset: number;
       readonly position: SqlPosition;
     };
 

@@ -256,14 +256,13 @@ class Parser {
   private noTrailing(query: Query): Query {
     const start = this.peek();
     const orderBy = this.orderBy('ORDER BY');
-    const limit = this.limit();
+    const limited = this.limit();
     const next = this.peek();
-    if (next.upper === 'OFFSET') throw new SqlUnsupportedError('OFFSET (rows not from the first)', next.position, this.text);
     if (next.upper === 'UNION' || next.upper === 'EXCEPT' || next.upper === 'INTERSECT') {
       throw this.error(`${next.upper} after ORDER BY or LIMIT: put the sorted query in parentheses`, next);
     }
     if (next.upper === 'LIMIT' || next.upper === 'FETCH') throw new SqlUnsupportedError(next.upper, next.position, this.text);
-    return orderBy.length === 0 && limit === undefined ? query : { kind: 'sorted', query, orderBy, limit, position: start.position };
+    return orderBy.length === 0 && limited === undefined ? query : { kind: 'sorted', query, orderBy, limit: limited?.limit, offset: limited?.offset ?? 0, position: start.position };
   }
 
   /**
@@ -316,19 +315,41 @@ class Parser {
   }
 
   /** `LIMIT n` or `FETCH FIRST|NEXT n ROW|ROWS ONLY`: how many rows, a positive whole number. */
-  private limit(): number | undefined {
+  /**
+   * `LIMIT n [OFFSET m]` or `[OFFSET m ROWS] FETCH FIRST n ROWS ONLY`: how many rows, and how many
+   * skipped before them. An OFFSET without a LIMIT or FETCH is refused, as Flink refuses it on a
+   * stream.
+   */
+  private limit(): { limit: number; offset: number } | undefined {
+    const offsetFirst = this.offset();
     const start = this.peek();
     const fetch = start.upper === 'FETCH';
-    if (!this.acceptWords('LIMIT') && !(fetch && this.acceptWords('FETCH'))) return undefined;
-    if (fetch && !this.acceptWords('FIRST')) this.expectWords('NEXT');
-    const count = this.next();
-    const rows = Number(count.text);
-    if (count.kind !== 'number' || !Number.isInteger(rows) || rows < 1) {
-      throw new SqlError(`${fetch ? 'FETCH' : 'LIMIT'} takes a whole number of rows, at least 1, not ${count.text || 'nothing'}`, count.position, this.text);
+    if (!(fetch ? this.acceptWords('FETCH') : offsetFirst === undefined && this.acceptWords('LIMIT'))) {
+      if (offsetFirst !== undefined) throw this.error('OFFSET without FETCH, which Flink does not run on a stream: add FETCH FIRST n ROWS ONLY after it', start);
+      return undefined;
     }
+    if (fetch && !this.acceptWords('FIRST')) this.expectWords('NEXT');
+    const limit = this.rowCount(fetch ? 'FETCH' : 'LIMIT', 1);
     if (fetch) {
       if (!this.acceptWords('ROWS')) this.expectWords('ROW');
       this.expectWords('ONLY');
+    }
+    return { limit, offset: offsetFirst ?? (fetch ? undefined : this.offset()) ?? 0 };
+  }
+
+  /** `OFFSET m [ROW | ROWS]`, if written. */
+  private offset(): number | undefined {
+    if (!this.acceptWords('OFFSET')) return undefined;
+    const offset = this.rowCount('OFFSET', 0);
+    if (!this.acceptWords('ROWS')) this.acceptWords('ROW');
+    return offset;
+  }
+
+  private rowCount(clause: string, least: number): number {
+    const count = this.next();
+    const rows = Number(count.text);
+    if (count.kind !== 'number' || !Number.isInteger(rows) || rows < least) {
+      throw new SqlError(`${clause} takes a whole number of rows, at least ${least}, not ${count.text || 'nothing'}`, count.position, this.text);
     }
     return rows;
   }

@@ -164,7 +164,7 @@ export function planQuery(query: Query, context: PlanContext, text: string): Pla
     const widened = withOrderColumns(query.query, query.orderBy);
     const input = planQuery(widened?.query ?? query.query, context, text);
     const orderBy = widened?.orderBy ?? query.orderBy;
-    const sorted = query.limit === undefined ? planSort(input, orderBy, query.position, context, text) : planLimit(input, orderBy, query.limit, query.position, context, text);
+    const sorted = query.limit === undefined ? planSort(input, orderBy, query.position, context, text) : planLimit(input, orderBy, { limit: query.limit, offset: query.offset }, query.position, context, text);
     return widened ? withoutLastColumns(sorted, widened.extra) : sorted;
   }
   return planSelect(query, context, text);

@@ -45,7 +45,6 @@ describe('SQL errors', () => {
     ['ROW_NUMBER() without a WHERE rn <= N over it (an OVER aggregation rather than a Top-N)', 'SELECT k, v FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM events) WHERE v > 1'],
     ['a Top-N over an aggregation (an updating input)', 'SELECT k, n FROM (SELECT k, COUNT(*) AS n, ROW_NUMBER() OVER (ORDER BY k) AS rn FROM events GROUP BY k) WHERE rn <= 3'],
     ['the SESSION window function outside a window aggregation', "SELECT * FROM TABLE(SESSION(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))"],
-    ['OFFSET (rows not from the first)', 'SELECT k FROM events ORDER BY ts LIMIT 3 OFFSET 1'],
     ['LIMIT over an updating result (of GROUP BY k)', 'SELECT k, COUNT(*) FROM events GROUP BY k LIMIT 3'],
     ['IN (subquery) other than a condition of WHERE, ANDed with the others', 'SELECT k, v FROM events WHERE v > 3 OR k IN (SELECT k FROM events)'],
     [
@@ -90,7 +89,11 @@ describe('SQL errors', () => {
     expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events WHERE k IN (SELECT k, v FROM events);`).message).toContain('the subquery of IN must select one column, not 2');
   });
 
-  it('refuse a LIMIT of no rows, and a sink the +I, -D changes of ORDER BY … LIMIT', () => {
+  it('refuse a LIMIT of no rows, a negative OFFSET or one without FETCH, and a sink the +I, -D changes of ORDER BY … LIMIT', () => {
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events LIMIT 2 OFFSET -1;`).message).toContain('OFFSET takes a whole number of rows, at least 0, not -');
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events ORDER BY ts OFFSET 2;`).message).toContain(
+      'OFFSET without FETCH, which Flink does not run on a stream: add FETCH FIRST n ROWS ONLY after it',
+    );
     expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events LIMIT 0;`).message).toContain('LIMIT takes a whole number of rows, at least 1, not 0');
     expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events FETCH FIRST 2.5 ROWS ONLY;`).message).toContain('FETCH takes a whole number of rows, at least 1, not 2.5');
     expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, v FROM events ORDER BY v LIMIT 2;`).message).toContain(

@@ -1,0 +1,1 @@
+SELECT k, v FROM events LIMIT 3 OFFSET 2
