@@ -4,7 +4,7 @@ import { decimalAdd, decimalDivide, decimalSubtract } from './decimal.js';
 import { SqlError } from './errors.js';
 import type { Compiled, Row, Scope } from './compiled.js';
 import { compileBoolean, compileExpression } from './expressions.js';
-import { BIGINT, decimal, isNumeric, typeName, type SqlType, type SqlValue } from './types.js';
+import { BIGINT, decimal, isInteger, isNumeric, typeName, wrapInteger, type SqlType, type SqlValue } from './types.js';
 import { compareValues } from './values.js';
 
 /** One aggregate call of a grouped query, compiled against its input. */
@@ -52,7 +52,8 @@ function sumOf(type: SqlType): Accumulation {
       result: (sum) => sum as SqlValue,
     };
   }
-  const wrap = type.kind === 'INT' ? (n: number) => n | 0 : (n: number) => n;
+  // SUM keeps its input's type, and overflows in it, as Flink's does.
+  const wrap = wrapInteger(type.kind);
   return {
     type,
     create: () => null,
@@ -62,9 +63,9 @@ function sumOf(type: SqlType): Accumulation {
   };
 }
 
-/** AVG as Flink's: an integer average truncated to its type, a DECIMAL one with at least 6 fraction digits. */
+/** AVG as Flink's: an integer average summed in a BIGINT and truncated to its type, a DECIMAL one with at least 6 fraction digits. */
 function averageOf(type: SqlType): Accumulation {
-  const sum = sumOf(type);
+  const sum = sumOf(isInteger(type) ? BIGINT : type);
   const scale = type.kind === 'DECIMAL' ? Math.max(6, type.scale) : 0;
   const divide = (total: SqlValue, count: number): SqlValue =>
     type.kind === 'DECIMAL' ? decimalDivide(String(total), String(count), scale) : type.kind === 'DOUBLE' ? (total as number) / count : Math.trunc((total as number) / count);
@@ -105,7 +106,8 @@ function extremeOf(type: SqlType, sign: 1 | -1): Accumulation {
 function retractableOf(call: Extract<Expression, { kind: 'call' }>, type: SqlType): Retractable {
   const plus = type.kind === 'DECIMAL' ? (a: SqlValue, b: SqlValue) => decimalAdd(String(a), String(b), type.scale) : (a: SqlValue, b: SqlValue) => (a as number) + (b as number);
   const minus = type.kind === 'DECIMAL' ? (a: SqlValue, b: SqlValue) => decimalSubtract(String(a), String(b), type.scale) : (a: SqlValue, b: SqlValue) => (a as number) - (b as number);
-  const wrap = type.kind === 'INT' ? (n: SqlValue) => (n as number) | 0 : (n: SqlValue) => n;
+  const wrapInSum = wrapInteger(call.name === 'SUM' ? type.kind : 'BIGINT');
+  const wrap = (n: SqlValue) => (typeof n === 'number' ? wrapInSum(n) : n);
   const unsupportedMerge = () => {
     throw new Error(`${call.name} over a changelog does not merge: it runs in no session window`);
   };

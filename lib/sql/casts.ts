@@ -3,10 +3,10 @@ import { toDecimal } from './decimal.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import type { Compiled } from './compiled.js';
 import { instantToWallClock, parseWallClock, wallClockToInstant } from './time.js';
-import { BIGINT, BOOLEAN, decimal, DOUBLE, INT, STRING, timestamp, typeName, type SqlType, type SqlValue } from './types.js';
+import { BIGINT, BOOLEAN, decimal, DOUBLE, INT, integerRange, isInteger, SMALLINT, STRING, timestamp, TINYINT, typeName, wrapInteger, type IntegerKind, type SqlType, type SqlValue } from './types.js';
 import { valueText } from './values.js';
 
-const UNSUPPORTED_TYPES = new Set(['TINYINT', 'SMALLINT', 'FLOAT', 'REAL', 'DATE', 'TIME', 'BYTES', 'BINARY', 'VARBINARY', 'ARRAY', 'MAP', 'MULTISET', 'ROW', 'RAW', 'INTERVAL', 'VARIANT']);
+const UNSUPPORTED_TYPES = new Set(['FLOAT', 'REAL', 'DATE', 'TIME', 'BYTES', 'BINARY', 'VARBINARY', 'ARRAY', 'MAP', 'MULTISET', 'ROW', 'RAW', 'INTERVAL', 'VARIANT']);
 
 /** The SqlType a written type names, with Flink's defaults: DECIMAL as DECIMAL(10, 0), TIMESTAMP as TIMESTAMP(6). */
 export function resolveType(type: TypeName, text: string): SqlType {
@@ -20,6 +20,10 @@ export function resolveType(type: TypeName, text: string): SqlType {
       return { ...STRING, nullable };
     case 'BOOLEAN':
       return { ...BOOLEAN, nullable };
+    case 'TINYINT':
+      return { ...TINYINT, nullable };
+    case 'SMALLINT':
+      return { ...SMALLINT, nullable };
     case 'INT':
     case 'INTEGER':
       return { ...INT, nullable };
@@ -52,18 +56,26 @@ type Conversion = (value: SqlValue) => SqlValue;
 const TRUE_TEXTS = new Set(['true', 't', 'yes', 'y', '1']);
 const FALSE_TEXTS = new Set(['false', 'f', 'no', 'n', '0']);
 
-function integerOf(value: SqlValue, from: SqlType, bits: 32 | 64): number {
+/**
+ * A value cast to an integer kind as Flink casts it: a string parsed (a decimal one truncated
+ * toward zero), failing out of the kind's range; a number truncated, then narrowed as Java
+ * narrows it: a DOUBLE saturates at INT's bounds first, a DECIMAL at INT's bounds for INT, and
+ * otherwise the low bits are kept.
+ */
+function integerOf(value: SqlValue, from: SqlType, to: IntegerKind): number {
   if (typeof value === 'boolean') return value ? 1 : 0;
+  const [min, max] = to === 'BIGINT' ? [-Infinity, Infinity] : integerRange(to);
   if (from.kind === 'STRING') {
     const text = String(value).trim();
-    // A decimal string truncates toward zero, as Flink's CAST does.
     if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text)) throw new Error(`'${String(value)}' is not an integer`);
     const parsed = Math.trunc(Number(text));
-    if (bits === 32 && (parsed > 2_147_483_647 || parsed < -2_147_483_648)) throw new Error(`'${text}' is out of INT's range`);
+    if (parsed > max || parsed < min) throw new Error(`'${text}' is out of ${to}'s range`);
     return parsed;
   }
   const truncated = Math.trunc(Number(value));
-  return bits === 32 ? (from.kind === 'BIGINT' ? truncated | 0 : Math.max(-2_147_483_648, Math.min(2_147_483_647, truncated))) : truncated;
+  if (to === 'BIGINT') return truncated;
+  const saturated = from.kind === 'DOUBLE' || (from.kind === 'DECIMAL' && to === 'INT') ? Math.max(-2_147_483_648, Math.min(2_147_483_647, truncated)) : truncated;
+  return wrapInteger(to)(saturated);
 }
 
 function numberOf(value: SqlValue, from: SqlType): number {
@@ -77,9 +89,13 @@ function conversion(from: SqlType, to: SqlType, zone: string): Conversion | unde
   switch (to.kind) {
     case 'STRING':
       return (v) => valueText(v, from, zone);
+    case 'TINYINT':
+    case 'SMALLINT':
     case 'INT':
-    case 'BIGINT':
-      return from.kind === 'TIMESTAMP' || from.kind === 'TIMESTAMP_LTZ' ? undefined : (v) => integerOf(v, from, to.kind === 'INT' ? 32 : 64);
+    case 'BIGINT': {
+      const kind = to.kind;
+      return from.kind === 'TIMESTAMP' || from.kind === 'TIMESTAMP_LTZ' ? undefined : (v) => integerOf(v, from, kind);
+    }
     case 'DOUBLE':
       return from.kind === 'TIMESTAMP' || from.kind === 'TIMESTAMP_LTZ' ? undefined : (v) => numberOf(v, from);
     case 'DECIMAL':
@@ -116,7 +132,7 @@ function timestampConversion(from: SqlType, to: Extract<SqlType, { kind: 'TIMEST
   if (from.kind === to.kind) return (v) => truncate(v as number);
   if (from.kind === 'TIMESTAMP') return (v) => truncate(wallClockToInstant(zone, v as number));
   if (from.kind === 'TIMESTAMP_LTZ') return (v) => truncate(instantToWallClock(zone, v as number));
-  if (to.kind === 'TIMESTAMP_LTZ' && (from.kind === 'INT' || from.kind === 'BIGINT' || from.kind === 'DOUBLE' || from.kind === 'DECIMAL')) {
+  if (to.kind === 'TIMESTAMP_LTZ' && (isInteger(from) || from.kind === 'DOUBLE' || from.kind === 'DECIMAL')) {
     return (v) => truncate(Math.round(Number(v) * 1000));
   }
   return undefined;

@@ -1,7 +1,7 @@
 import { toDecimal } from './decimal.js';
 import type { Field } from './compiled.js';
 import { formatWallClock } from './time.js';
-import { typeName, type SqlType, type SqlValue } from './types.js';
+import { integerRange, typeName, type SqlType, type SqlValue } from './types.js';
 import { doubleText } from './values.js';
 
 /**
@@ -74,12 +74,14 @@ function fieldValue(text: string, type: SqlType): SqlValue {
       return text;
     case 'BOOLEAN':
       return javaTrim(text).toLowerCase() === 'true';
+    case 'TINYINT':
+    case 'SMALLINT':
     case 'INT':
-      value = integerValue(text, -(2n ** 31n), 2n ** 31n - 1n);
+    case 'BIGINT': {
+      const [min, max] = type.kind === 'BIGINT' ? [-(2n ** 63n), 2n ** 63n - 1n] : integerRange(type.kind).map(BigInt);
+      value = integerValue(text, min as bigint, max as bigint);
       break;
-    case 'BIGINT':
-      value = integerValue(text, -(2n ** 63n), 2n ** 63n - 1n);
-      break;
+    }
     case 'DOUBLE': {
       const trimmed = javaTrim(text);
       if (DOUBLE.test(trimmed)) value = Number(trimmed.replace(/[fFdD]$/, ''));

@@ -22,6 +22,7 @@ import {
   STRING,
   timestamp,
   typeName,
+  wrapInteger,
   type SqlType,
   type SqlValue,
 } from './types.js';
@@ -183,8 +184,8 @@ function negate(operand: Compiled, scope: Scope, position: SqlPosition): Compile
   const { type } = operand;
   if (!isNumeric(type)) throw sqlError(scope, `cannot negate ${typeName(type)}`, position);
   if (type.kind === 'DECIMAL') return { type, evaluate: (row) => nullOr(operand.evaluate(row), (v) => decimalNegate(String(v))) };
-  if (type.kind === 'INT') return { type, evaluate: (row) => nullOr(operand.evaluate(row), (v) => -(v as number) | 0) };
-  return { type, evaluate: (row) => nullOr(operand.evaluate(row), (v) => -(v as number)) };
+  const wrap = wrapInteger(type.kind);
+  return { type, evaluate: (row) => nullOr(operand.evaluate(row), (v) => wrap(-(v as number))) };
 }
 
 function nullOr(value: SqlValue, then: (value: SqlValue) => SqlValue): SqlValue {
@@ -276,26 +277,27 @@ function arithmetic(operator: string, left: Compiled, right: Compiled, scope: Sc
   }
   const kind = commonNumeric(left.type, right.type);
   if (kind === 'DECIMAL') return decimalArithmetic(operator, left, right);
-  const type = kind === 'INT' ? INT : kind === 'BIGINT' ? BIGINT : DOUBLE;
+  const type: SqlType = { kind, nullable: true } as SqlType;
   const apply = numberOperation(operator, kind);
   return { type, evaluate: (row) => nullOr(left.evaluate(row), (a) => nullOr(right.evaluate(row), (b) => apply(Number(a), Number(b)))) };
 }
 
 function numberOperation(operator: string, kind: SqlType['kind']): (a: number, b: number) => SqlValue {
   const integer = kind !== 'DOUBLE';
-  const wrap = kind === 'INT' ? (v: number) => v | 0 : (v: number) => v;
+  const wrap = wrapInteger(kind);
   switch (operator) {
     case '+':
       return (a, b) => wrap(a + b);
     case '-':
       return (a, b) => wrap(a - b);
     case '*':
-      return kind === 'INT' ? (a, b) => Math.imul(a, b) : (a, b) => a * b;
+      // INT's product may pass 2^53, where a double loses the low bits that Java's int keeps.
+      return kind === 'INT' ? (a, b) => Math.imul(a, b) : (a, b) => wrap(a * b);
     case '/':
       return integer
         ? (a, b) => {
             if (b === 0) throw new Error('division by zero in an integer division (Flink fails the same way): guard it with NULLIF(divisor, 0)');
-            return Math.trunc(a / b);
+            return wrap(Math.trunc(a / b));
           }
         : (a, b) => a / b;
     default:

@@ -4,7 +4,7 @@ import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import type { Compiled, Row, Scope } from './compiled.js';
 import { commonType } from './type-rules.js';
 import { formatPattern, instantToWallClock, parseWallClock, wallClockToInstant } from './time.js';
-import { BIGINT, BOOLEAN, decimal, DOUBLE, INT, isNumeric, isTemporal, STRING, timestamp, typeName, type SqlType, type SqlValue } from './types.js';
+import { BIGINT, BOOLEAN, decimal, DOUBLE, INT, isInteger, isNumeric, isTemporal, STRING, timestamp, typeName, wrapInteger, type SqlType, type SqlValue } from './types.js';
 import { widen } from './values.js';
 
 export interface CallContext {
@@ -175,8 +175,8 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
     apply: ([v], [arg]) => {
       const kind = (arg as Compiled).type.kind;
       if (kind === 'DECIMAL') return str(v).startsWith('-') ? decimalNegate(str(v)) : (v ?? null);
-      // INT's minimum has no positive twin: Java's Math.abs gives it back, as Flink does.
-      return kind === 'INT' ? Math.abs(num(v)) | 0 : Math.abs(num(v));
+      // An integer kind's minimum has no positive twin: Java's Math.abs gives it back, as Flink does.
+      return wrapInteger(kind)(Math.abs(num(v)));
     },
   },
   MOD: { signatures: [['NUMERIC', 'NUMERIC']], result: (args) => (args[1] as Compiled).type, apply: ([a, b]) => num(a) % num(b) },
@@ -195,7 +195,7 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
       const d = digits === undefined ? 0 : num(digits);
       if (type.kind === 'DECIMAL') return toDecimal(str(v), 38, Math.min(type.scale, Math.max(0, d)));
       const rounded = roundHalfUp(num(v), d);
-      return type.kind === 'INT' ? rounded | 0 : rounded;
+      return wrapInteger(type.kind)(rounded);
     },
   },
   FLOOR: { signatures: [['NUMERIC']], result: (args) => decimalWhole((args[0] as Compiled).type), apply: floorOrCeil(false) },
@@ -251,7 +251,7 @@ function accepts(kind: Signature[number], type: SqlType): boolean {
   if (type.kind === 'NULL' || kind === 'ANY') return true;
   if (kind === 'NUMERIC') return isNumeric(type);
   if (kind === 'TEMPORAL') return isTemporal(type);
-  if (kind === 'INT') return type.kind === 'INT';
+  if (kind === 'INT') return isInteger(type) && type.kind !== 'BIGINT';
   return kind === type.kind;
 }
 

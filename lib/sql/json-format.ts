@@ -1,7 +1,7 @@
 import { toDecimal } from './decimal.js';
 import type { Field } from './compiled.js';
 import { formatWallClock, parseWallClock } from './time.js';
-import { typeName, type SqlType, type SqlValue } from './types.js';
+import { integerRange, typeName, type SqlType, type SqlValue } from './types.js';
 import { doubleText } from './values.js';
 
 /** Flink's `json` format options that Sluice reads. */
@@ -21,10 +21,13 @@ function fieldValue(node: unknown, type: SqlType): SqlValue {
       if (typeof node === 'boolean') return node;
       if (node === 'true' || node === 'false') return node === 'true';
       break;
+    case 'TINYINT':
+    case 'SMALLINT':
     case 'INT':
     case 'BIGINT': {
       const value = typeof node === 'string' ? Number(node.trim()) : node;
-      if (typeof value === 'number' && Number.isInteger(value) && (type.kind === 'BIGINT' || Math.abs(value) <= 2_147_483_648)) return value;
+      const [min, max] = type.kind === 'BIGINT' ? [-Infinity, Infinity] : integerRange(type.kind);
+      if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
       break;
     }
     case 'DOUBLE': {

@@ -18,7 +18,7 @@ import { overCalls, planOverAggregate } from './over-aggregates.js';
 import { planRank, planRetractableRank, planWindowRank, RANK_COLUMN, rankingOf, type Ranking } from './ranking.js';
 import { kafkaSource, type PlannedRelation } from './kafka-table.js';
 import { appendOnly, changelogMode, columnList, expiring, filtered, groupKey, scopeOf, sqlOperator, type CatalogTable, type PlanContext } from './plan-context.js';
-import { plainTime, typeName } from './types.js';
+import { plainTime, typeName, widensTo } from './types.js';
 import { widen } from './values.js';
 
 export type { CatalogTable, PlanContext } from './plan-context.js';
@@ -518,7 +518,7 @@ export function alignToSink(query: PlannedRelation, sinkFields: readonly Field[]
   const widening = sinkFields.map((sink, i) => {
     const from = (query.fields[i] as Field).type;
     const to = sink.type;
-    const fits = from.kind === 'NULL' || from.kind === to.kind || (['INT', 'BIGINT', 'DECIMAL', 'DOUBLE'].indexOf(from.kind) >= 0 && ['INT', 'BIGINT', 'DECIMAL', 'DOUBLE'].indexOf(from.kind) <= ['INT', 'BIGINT', 'DECIMAL', 'DOUBLE'].indexOf(to.kind));
+    const fits = from.kind === 'NULL' || from.kind === to.kind || widensTo(from.kind, to.kind);
     if (!fits) {
       throw new SqlError(`column types of the query and ${table} do not match: column ${i + 1} (${sink.name}) takes ${typeName(to)}, and the query gives ${typeName(from)}; CAST it`, position, text);
     }

@@ -1,18 +1,55 @@
 /**
  * Flink SQL's data types that Sluice runs. Values at run time: STRING as a string, BOOLEAN as a
- * boolean, INT, BIGINT and DOUBLE as numbers, DECIMAL as its exact decimal text (state and
+ * boolean, TINYINT, SMALLINT, INT, BIGINT and DOUBLE as numbers, DECIMAL as its exact decimal text (state and
  * repartition records are JSON, which a bigint is not), TIMESTAMP and TIMESTAMP_LTZ as epoch
  * milliseconds (a TIMESTAMP's as if its wall-clock time were UTC), and NULL as null.
  */
 export type SqlType =
-  | { readonly kind: 'STRING' | 'BOOLEAN' | 'INT' | 'BIGINT' | 'DOUBLE' | 'NULL'; readonly nullable: boolean }
+  | { readonly kind: 'STRING' | 'BOOLEAN' | IntegerKind | 'DOUBLE' | 'NULL'; readonly nullable: boolean }
   | { readonly kind: 'DECIMAL'; readonly precision: number; readonly scale: number; readonly nullable: boolean }
   | { readonly kind: 'TIMESTAMP' | 'TIMESTAMP_LTZ'; readonly precision: number; readonly nullable: boolean; readonly rowtime?: boolean };
 
 export type SqlValue = string | number | boolean | null;
 
+export type IntegerKind = 'TINYINT' | 'SMALLINT' | 'INT' | 'BIGINT';
+
+/** The numeric kinds from narrowest to widest, as Flink widens them. */
+const NUMERIC_ORDER: readonly SqlType['kind'][] = ['TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'DECIMAL', 'DOUBLE'];
+
+/** Digits of each integer kind's largest value, which its DECIMAL counterpart holds. */
+const INTEGER_DIGITS: Readonly<Record<IntegerKind, number>> = { TINYINT: 3, SMALLINT: 5, INT: 10, BIGINT: 19 };
+
+export function isInteger(type: SqlType): type is { kind: IntegerKind; nullable: boolean } {
+  return type.kind in INTEGER_DIGITS;
+}
+
+/**
+ * A whole number narrowed to an integer kind as Java narrows it, keeping the low bits, as
+ * Flink's arithmetic on TINYINT, SMALLINT and INT overflows. A BIGINT is kept as it is.
+ */
+export function wrapInteger(kind: SqlType['kind']): (n: number) => number {
+  switch (kind) {
+    case 'TINYINT':
+      return (n) => (n << 24) >> 24;
+    case 'SMALLINT':
+      return (n) => (n << 16) >> 16;
+    case 'INT':
+      return (n) => n | 0;
+    default:
+      return (n) => n;
+  }
+}
+
+/** The smallest and largest values of an integer kind narrower than BIGINT. */
+export function integerRange(kind: Exclude<IntegerKind, 'BIGINT'>): readonly [number, number] {
+  const half = 2 ** ({ TINYINT: 8, SMALLINT: 16, INT: 32 }[kind] - 1);
+  return [-half, half - 1];
+}
+
 export const STRING: SqlType = { kind: 'STRING', nullable: true };
 export const BOOLEAN: SqlType = { kind: 'BOOLEAN', nullable: true };
+export const TINYINT: SqlType = { kind: 'TINYINT', nullable: true };
+export const SMALLINT: SqlType = { kind: 'SMALLINT', nullable: true };
 export const INT: SqlType = { kind: 'INT', nullable: true };
 export const BIGINT: SqlType = { kind: 'BIGINT', nullable: true };
 export const DOUBLE: SqlType = { kind: 'DOUBLE', nullable: true };
@@ -47,27 +84,25 @@ export function withNullable<T extends SqlType>(type: T, nullable: boolean): T {
 }
 
 export function isNumeric(type: SqlType): boolean {
-  return type.kind === 'INT' || type.kind === 'BIGINT' || type.kind === 'DOUBLE' || type.kind === 'DECIMAL';
+  return NUMERIC_ORDER.includes(type.kind);
 }
 
 export function isTemporal(type: SqlType): type is Extract<SqlType, { kind: 'TIMESTAMP' | 'TIMESTAMP_LTZ' }> {
   return type.kind === 'TIMESTAMP' || type.kind === 'TIMESTAMP_LTZ';
 }
 
-/** The exact-number precision of an integer type, as Flink widens it to a DECIMAL. */
-function integerDigits(type: SqlType): number {
-  return type.kind === 'INT' ? 10 : 19;
-}
-
-/** The DECIMAL an exact numeric operand counts as: INT as DECIMAL(10, 0), BIGINT as DECIMAL(19, 0). */
+/** The DECIMAL an exact numeric operand counts as: TINYINT as DECIMAL(3, 0), INT as DECIMAL(10, 0), BIGINT as DECIMAL(19, 0). */
 export function asDecimal(type: SqlType): { precision: number; scale: number } {
-  return type.kind === 'DECIMAL' ? { precision: type.precision, scale: type.scale } : { precision: integerDigits(type), scale: 0 };
+  return type.kind === 'DECIMAL' ? { precision: type.precision, scale: type.scale } : { precision: isInteger(type) ? INTEGER_DIGITS[type.kind] : 19, scale: 0 };
 }
 
-/** The type two numeric operands are combined in, by Flink's widening: DOUBLE over DECIMAL over BIGINT over INT. */
+/** The type two numeric operands are combined in, by Flink's widening: DOUBLE over DECIMAL over BIGINT over INT over SMALLINT over TINYINT. */
 export function commonNumeric(a: SqlType, b: SqlType): SqlType['kind'] {
-  if (a.kind === 'DOUBLE' || b.kind === 'DOUBLE') return 'DOUBLE';
-  if (a.kind === 'DECIMAL' || b.kind === 'DECIMAL') return 'DECIMAL';
-  if (a.kind === 'BIGINT' || b.kind === 'BIGINT') return 'BIGINT';
-  return 'INT';
+  return NUMERIC_ORDER[Math.max(NUMERIC_ORDER.indexOf(a.kind), NUMERIC_ORDER.indexOf(b.kind))] as SqlType['kind'];
+}
+
+/** Whether a numeric kind widens to another (or is it), as an INSERT INTO's column may be widened to its sink's. */
+export function widensTo(from: SqlType['kind'], to: SqlType['kind']): boolean {
+  const index = NUMERIC_ORDER.indexOf(from);
+  return index >= 0 && index <= NUMERIC_ORDER.indexOf(to);
 }

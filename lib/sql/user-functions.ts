@@ -3,7 +3,7 @@ import { SqlError } from './errors.js';
 import type { Compiled, Row, UserFunction } from './compiled.js';
 import type { CallContext } from './functions.js';
 import { commonType } from './type-rules.js';
-import { isNumeric, typeName, type SqlType, type SqlValue } from './types.js';
+import { integerRange, isNumeric, typeName, type SqlType, type SqlValue } from './types.js';
 import { widen } from './values.js';
 
 /**
@@ -78,8 +78,12 @@ function checkedResult(fn: UserFunction, value: SqlValue | undefined): SqlValue 
         return typeof value === 'string';
       case 'BOOLEAN':
         return typeof value === 'boolean';
-      case 'INT':
-        return Number.isInteger(value) && Math.abs(value as number) <= 2_147_483_647;
+      case 'TINYINT':
+      case 'SMALLINT':
+      case 'INT': {
+        const [min, max] = integerRange(type.kind);
+        return Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+      }
       case 'BIGINT':
         return Number.isSafeInteger(value);
       case 'DOUBLE':

@@ -1,4 +1,4 @@
-// Kafka tables as Flink's kafka connector reads and writes them: the json format, key formats,
+// Kafka tables as Flink's kafka connector reads and writes them: the json format and its types, key formats,
 // metadata and computed columns, watermarks from the WATERMARK clause, bad records, statement sets.
 import { describe, expect, it } from 'vitest';
 import { sqlPipeline } from '../../../lib/sql/index.js';
@@ -81,6 +81,19 @@ INSERT INTO out SELECT sensor FROM readings;`;
     expect(() => run(`${READINGS}${out}`, bad)).toThrow(/^Record in\/0@1: readings failed: table readings cannot read the record: the field "reading": .* is not a DECIMAL\(6, 2\)/);
     const lenient = READINGS.replace("'format' = 'json')", "'format' = 'json', 'json.ignore-parse-errors' = 'true')");
     expect(run(`${lenient}${out}`, bad).outputValues('out')).toEqual(['{"sensor":"a"}']);
+  });
+
+  it('read TINYINT and SMALLINT columns in their ranges, write their sum overflowed in TINYINT as Flink does, and name a value out of range', () => {
+    const script = `CREATE TABLE small (level TINYINT, code SMALLINT) WITH ('connector' = 'kafka', 'topic' = 'in', ${BROKERS}, 'properties.group.id' = 'g', 'format' = 'json');
+CREATE TABLE out (level TINYINT, code SMALLINT) WITH ('connector' = 'kafka', 'topic' = 'out', ${BROKERS}, 'format' = 'json');
+INSERT INTO out SELECT level + level, code FROM small;`;
+    expect(run(script, [{ value: '{"level":100,"code":-32768}' }, { value: '{"level":-3,"code":"32767"}' }]).outputValues('out')).toEqual([
+      '{"level":-56,"code":-32768}',
+      '{"level":-6,"code":32767}',
+    ]);
+    expect(() => run(script, [{ value: '{"level":1,"code":1}' }, { value: '{"level":128,"code":1}' }])).toThrow(
+      /^Record in\/0@1: small failed: table small cannot read the record: the field "level": 128 is not a TINYINT/,
+    );
   });
 
   it('run every INSERT of a statement set, and a view in each', () => {
