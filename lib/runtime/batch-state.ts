@@ -56,8 +56,8 @@ export class BatchStateBackend implements KeyedStateBackend {
 
   /**
    * The state of every key the batch changed; null for a key left with no state. Copied once
-   * the batch has run: the same copies serve the key-size check, the writes and the delta, until
-   * a put or a remove changes the state again.
+   * the batch has run, through the JSON the change keeps: the same copies and text serve the
+   * key-size check, the writes and the delta, until a put or a remove changes the state again.
    */
   changes(): StateChange[] {
     return (this.copied ??= this.copyChanges());
@@ -67,7 +67,9 @@ export class BatchStateBackend implements KeyedStateBackend {
     return [...this.dirty].map((serialized) => {
       const state = this.states.get(serialized) ?? {};
       const key = this.keys.get(serialized) as KeyRef;
-      return { key, state: Object.keys(state).length > 0 ? (JSON.parse(JSON.stringify(state)) as KeyState) : null };
+      if (Object.keys(state).length === 0) return { key, state: null };
+      const json = JSON.stringify(state);
+      return { key, state: JSON.parse(json) as KeyState, json };
     });
   }
 }

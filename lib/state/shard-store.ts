@@ -75,6 +75,11 @@ export interface StateChange {
   readonly key: KeyRef;
   /** The key's state after the batch; null when every state of the key was cleared. */
   readonly state: KeyState | null;
+  /**
+   * The state's JSON text, when whoever made the change has it: the size check and the write
+   * then read it instead of stringifying a state of megabytes again each.
+   */
+  readonly json?: string;
 }
 
 /**
@@ -87,26 +92,28 @@ export const MAX_KEY_STATE_BYTES = 8 * 1024 * 1024;
 
 /** The first change whose state is more than a key may hold, with its deflated size. */
 export function oversizedKeyState(changes: readonly StateChange[]): { key: KeyRef; bytes: number } | undefined {
-  for (const { key, state } of changes) {
-    const bytes = oversizedBytes(state);
-    if (bytes !== undefined) return { key, bytes };
+  for (const change of changes) {
+    const json = stateJson(change);
+    const bytes = json === undefined ? undefined : oversizedBytes(json, Buffer.byteLength(json));
+    if (bytes !== undefined) return { key: change.key, bytes };
   }
   return undefined;
 }
 
-/** A key's state's size as JSON, as packs count their live bytes; undefined for cleared state. */
-function keyStateBytes(state: KeyState | null): number | undefined {
-  return state === null ? undefined : Buffer.byteLength(JSON.stringify(state));
+/** A change's state as JSON, as packs store it; undefined for cleared state. */
+function stateJson({ state, json }: StateChange): string | undefined {
+  return state === null ? undefined : (json ?? JSON.stringify(state));
 }
 
 /**
- * The deflated size of a state that is more than a key may hold; undefined within the limit.
- * A state whose JSON is within the limit is within it deflated too (but for deflate's few bytes
- * of framing, which the item's margin holds), so only a larger one is deflated to measure it.
+ * The deflated size of a state (its JSON and that JSON's size, as packs count their live bytes)
+ * that is more than a key may hold; undefined within the limit. A state whose JSON is within the
+ * limit is within it deflated too (but for deflate's few bytes of framing, which the item's
+ * margin holds), so only a larger one is deflated to measure it.
  */
-function oversizedBytes(state: KeyState | null, jsonBytes = keyStateBytes(state)): number | undefined {
-  if (state === null || jsonBytes === undefined || jsonBytes <= MAX_KEY_STATE_BYTES) return undefined;
-  const bytes = deflateJson(JSON.stringify(state)).length;
+function oversizedBytes(json: string, jsonBytes: number): number | undefined {
+  if (jsonBytes <= MAX_KEY_STATE_BYTES) return undefined;
+  const bytes = deflateJson(json).length;
   return bytes > MAX_KEY_STATE_BYTES ? bytes : undefined;
 }
 
@@ -616,11 +623,12 @@ export abstract class ItemShardStore implements ShardStore {
    * garbage, so that the shard reads right whether or not this epoch commits.
    */
   async write(claim: ShardClaim, changes: readonly StateChange[]): Promise<void> {
-    const writes = changes.map(({ key, state }) => {
+    const writes = changes.map((change) => {
+      const { key, state } = change;
       // One JSON text per state: its size decides the pack, and a spilled state's chunks are cut from it.
-      const json = state === null ? undefined : JSON.stringify(state);
+      const json = stateJson(change);
       const bytes = json === undefined ? undefined : Buffer.byteLength(json);
-      const oversized = oversizedBytes(state, bytes);
+      const oversized = json === undefined || bytes === undefined ? undefined : oversizedBytes(json, bytes);
       if (oversized !== undefined) throw new KeyStateTooLargeError(claim.shard, key, oversized);
       const hash = packHash(key.serialized);
       // Its pack under the committed layout: where its committed entry is, whichever pack it goes to now.
