@@ -4,7 +4,7 @@ import type { Expression } from './ast.js';
 import type { Compiled, Field, Row } from './compiled.js';
 import { SqlUnsupportedError, type SqlPosition } from './errors.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { changelogMode, columnList, expiring, sqlOperator, type PlanContext } from './plan-context.js';
+import { changelogMode, columnList, expiring, sidedUnion, sqlOperator, type PlanContext } from './plan-context.js';
 import type { SqlValue } from './types.js';
 
 /** What a join's conditions say of the right input's time minus the left one's, in ms: at least `lower`, at most `upper`. */
@@ -136,10 +136,8 @@ export function planIntervalJoin(parts: IntervalJoinParts, context: PlanContext,
     }
     rows.remove(time);
   };
-  const sided = (side: 0 | 1) => inputs[side].stream.map((row) => ({ side, row }));
   const rowsDescriptor = (name: string) => expiring(new MapStateDescriptor<string, Row[]>(name), context);
-  const joined = sided(0)
-    .union(sided(1))
+  const joined = sidedUnion(inputs[0].stream, inputs[1].stream)
     .keyBy(({ side, row }) => keyOf[side](row))
     .withState(
       (state): IntervalJoinState => ({

@@ -6,7 +6,7 @@ import { SqlError, SqlUnsupportedError } from './errors.js';
 import { compileBoolean, compileExpression, conjunction, conjuncts, resolveField, subexpressions, windowColumnOf } from './expressions.js';
 import { planIntervalJoin, timeInterval } from './interval-joins.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { changelogMode, columnList, expiring, groupKey, scopeOf, sidedUnion, sqlOperator, type PlanContext } from './plan-context.js';
 import { commonType } from './type-rules.js';
 import { plainTime, withNullable, type SqlType, type SqlValue } from './types.js';
 import { widen } from './values.js';
@@ -14,12 +14,6 @@ import { planTemporalJoin } from './temporal-joins.js';
 import { planWindowJoin } from './window-joins.js';
 
 type JoinRelation = Extract<Relation, { kind: 'join' }>;
-
-/** A row on its way to the join, with the input it came from. */
-interface Sided {
-  readonly side: 0 | 1;
-  readonly row: Row;
-}
 
 /**
  * One input's rows of a join key, as Flink's join state views keep them: each distinct row with
@@ -166,9 +160,7 @@ export function planRegularJoin(
   const descriptor = (name: string) => expiring(new MapStateDescriptor<string, [number, number]>(name), context);
   const padding = [left.fields.map(() => null), right.fields.map(() => null)] as const;
   const emit = (out: Collector<Row>, row: Row, kind: string) => out.collect(updating ? [...row, kind] : row);
-  const sided = (stream: PlannedRelation['stream'], side: 0 | 1) => stream.map((row): Sided => ({ side, row }));
-  const joined = sided(left.stream, 0)
-    .union(sided(right.stream, 1))
+  const joined = sidedUnion(left.stream, right.stream)
     .keyBy((element) => keyOf[element.side](element.row))
     .withState((state) => [state.getMapState(descriptor('left-rows')), state.getMapState(descriptor('right-rows'))] as const)
     .process<Row>({

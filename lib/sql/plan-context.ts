@@ -76,3 +76,18 @@ export function filtered(relation: PlannedRelation, condition: Compiled | undefi
   if (!condition) return relation.stream;
   return sqlOperator(relation.stream.filter((row) => condition.evaluate(row) === true), context, 'where', 'Calc(where)', changelogMode(relation));
 }
+
+/** A row on its way to an operator of several inputs, with the index of the input it came from. */
+export interface SidedRow<Side extends number = number> {
+  readonly side: Side;
+  readonly row: Row;
+}
+
+/** The inputs' rows in one stream, each with its input's index: a join's left rows as side 0, its right as 1. */
+export function sidedUnion(left: DataStream<Row>, right: DataStream<Row>): DataStream<SidedRow<0 | 1>>;
+export function sidedUnion(...inputs: DataStream<Row>[]): DataStream<SidedRow>;
+export function sidedUnion(...inputs: DataStream<Row>[]): DataStream<SidedRow> | DataStream<SidedRow<0 | 1>> {
+  const [head, ...rest] = inputs.map((stream, side) => stream.map((row): SidedRow => ({ side, row })));
+  if (!head) throw new Error('sidedUnion needs an input');
+  return rest.length === 0 ? head : head.union(...rest);
+}

@@ -1,4 +1,4 @@
-import type { DataStream, SingleOutputStreamOperator } from '../api/datastream.js';
+import type { SingleOutputStreamOperator } from '../api/datastream.js';
 import { MapStateDescriptor, ValueStateDescriptor } from '../api/state.js';
 import type { Expression } from './ast.js';
 import type { Field, Row } from './compiled.js';
@@ -6,7 +6,7 @@ import { SqlError } from './errors.js';
 import { compileExpression } from './expressions.js';
 import { keyEvaluators } from './joins.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { appendOnly, changelogMode, expiring, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { appendOnly, changelogMode, expiring, scopeOf, sidedUnion, sqlOperator, type PlanContext } from './plan-context.js';
 import { commonType } from './type-rules.js';
 import { plainTime, type SqlValue } from './types.js';
 
@@ -66,13 +66,6 @@ interface Sides {
   readonly keyOf: readonly [(row: Row) => SqlValue, (row: Row) => SqlValue];
 }
 
-type SidedRow = { readonly side: 0 | 1; readonly row: Row };
-
-function sidedUnion({ left, right }: Sides): DataStream<SidedRow> {
-  const sided = (side: 0 | 1, relation: PlannedRelation) => relation.stream.map((row): SidedRow => ({ side, row }));
-  return sided(0, left).union(sided(1, right));
-}
-
 /** The join's result: the left's rows, their times plain, and for an anti join a changelog of +I and -D. */
 function joinResult(joined: SingleOutputStreamOperator<Row>, { left }: Sides, producer: string | undefined, plan: string, context: PlanContext): PlannedRelation {
   const fields: Field[] = left.fields.map((field) => ({ ...field, type: plainTime(field.type) }));
@@ -92,7 +85,7 @@ function joinResult(joined: SingleOutputStreamOperator<Row>, { left }: Sides, pr
  */
 function planKeyedSemiJoin(sides: Sides, anti: boolean, context: PlanContext): PlannedRelation {
   const { keyOf } = sides;
-  const joined = sidedUnion(sides)
+  const joined = sidedUnion(sides.left.stream, sides.right.stream)
     .keyBy(({ side, row }) => keyOf[side](row))
     .withState((state) => ({
       given: state.getState(expiring(new ValueStateDescriptor<boolean>('value-given'), context)),
@@ -102,9 +95,10 @@ function planKeyedSemiJoin(sides: Sides, anti: boolean, context: PlanContext): P
       processElement({ side, row }, { state }, out) {
         const nullKey = keyOf[side](row) === null;
         if (anti) {
-          if (side === 0 && (nullKey || !state.given.value())) out.collect([...row, '+I']);
-          if (side === 0 && !nullKey && !state.given.value()) state.waiting.update([...(state.waiting.value() ?? []), row]);
-          if (side === 1 && !nullKey && !state.given.value()) {
+          const given = !nullKey && state.given.value() === true;
+          if (side === 0 && !given) out.collect([...row, '+I']);
+          if (side === 0 && !nullKey && !given) state.waiting.update([...(state.waiting.value() ?? []), row]);
+          if (side === 1 && !nullKey && !given) {
             state.given.update(true);
             for (const emitted of state.waiting.value() ?? []) out.collect([...emitted, '-D']);
             state.waiting.clear();
@@ -137,7 +131,7 @@ function planKeyedSemiJoin(sides: Sides, anti: boolean, context: PlanContext): P
  */
 function planNullAwareAntiJoin(sides: Sides, context: PlanContext): PlannedRelation {
   const { keyOf } = sides;
-  const joined = sidedUnion(sides)
+  const joined = sidedUnion(sides.left.stream, sides.right.stream)
     .keyBy(() => 0)
     .withState((state) => ({
       given: state.getMapState(expiring(new MapStateDescriptor<string, true>('values-given'), context)),
@@ -150,8 +144,10 @@ function planNullAwareAntiJoin(sides: Sides, context: PlanContext): PlannedRelat
         const value = keyOf[side](row);
         const key = JSON.stringify(value);
         const retract = (keys: readonly string[]) => {
-          for (const emittedKey of keys) for (const emitted of state.emitted.get(emittedKey) ?? []) out.collect([...emitted, '-D']);
-          for (const emittedKey of keys) state.emitted.remove(emittedKey);
+          for (const emittedKey of keys) {
+            for (const emitted of state.emitted.get(emittedKey) ?? []) out.collect([...emitted, '-D']);
+            state.emitted.remove(emittedKey);
+          }
         };
         if (side === 0) {
           if (value === null ? !state.given.isEmpty() : state.given.contains(key)) return;

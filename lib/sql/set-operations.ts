@@ -4,7 +4,7 @@ import type { SetOperation } from './ast.js';
 import type { Field, Row } from './compiled.js';
 import { SqlError } from './errors.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { changelogMode, columnList, expiring, groupKey, scopeOf, sqlOperator, type PlanContext } from './plan-context.js';
+import { changelogMode, columnList, expiring, groupKey, scopeOf, sidedUnion, sqlOperator, type PlanContext } from './plan-context.js';
 import { commonType } from './type-rules.js';
 import { plainTime } from './types.js';
 import { widen } from './values.js';
@@ -102,9 +102,7 @@ function planCountingSetOperation(operation: SetOperation, inputs: readonly Plan
   const width = fields.length;
   const { keyOf } = groupKey(fields.map((_, i) => (row: Row) => row[i] ?? null));
   const copies = copiesOf(operation);
-  const [head, ...rest] = streams.map((stream, side) => stream.map((row) => ({ side, row })));
-  const counted = (head as DataStream<{ side: number; row: Row }>)
-    .union(...rest)
+  const counted = sidedUnion(...streams)
     .keyBy(({ row }) => keyOf(row))
     .withState((state) => ({ counts: state.getState(expiring(new ValueStateDescriptor<number[]>('copies-per-input'), context)) }))
     .process<Row>({

@@ -1,7 +1,7 @@
 import { MapStateDescriptor, ValueStateDescriptor } from '../api/state.js';
 import type { Compiled, Field, Row } from './compiled.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { changelogMode, columnList, expiring, sqlOperator, type PlanContext } from './plan-context.js';
+import { changelogMode, columnList, expiring, sidedUnion, sqlOperator, type PlanContext } from './plan-context.js';
 import type { SqlValue } from './types.js';
 
 /** What a temporal join needs of the regular join's planning: each input's key, the probe's time and the versions' time, the pair's condition. */
@@ -33,9 +33,7 @@ export function planTemporalJoin(parts: TemporalJoinParts, context: PlanContext)
   const { inputs, keyOf, nullKey, times, matches, outer, fields } = parts;
   const [probeWidth, versionWidth] = [inputs[0].fields.length, inputs[1].fields.length];
   const padding = inputs[1].fields.map(() => null);
-  const sided = (side: 0 | 1) => inputs[side].stream.map((row) => ({ side, row }));
-  const joined = sided(0)
-    .union(sided(1))
+  const joined = sidedUnion(inputs[0].stream, inputs[1].stream)
     .keyBy(({ side, row }) => keyOf[side](row))
     .withState((state) => ({
       probes: state.getState(expiring(new ValueStateDescriptor<Row[]>('probe-rows'), context)),

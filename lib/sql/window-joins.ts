@@ -1,7 +1,7 @@
 import { ValueStateDescriptor } from '../api/state.js';
 import { emittedAtWindowEnd, windowStillOpen, type Compiled, type Field, type Row, type WindowColumn } from './compiled.js';
 import type { PlannedRelation } from './kafka-table.js';
-import { changelogMode, columnList, expiring, sqlOperator, type PlanContext } from './plan-context.js';
+import { changelogMode, columnList, expiring, sidedUnion, sqlOperator, type PlanContext } from './plan-context.js';
 import type { SqlValue } from './types.js';
 
 /** What a window join needs of the regular join's planning: each input's key and window end, the pair's condition, the outer inputs. */
@@ -32,9 +32,7 @@ export function planWindowJoin(parts: WindowJoinParts, context: PlanContext): Pl
   const { inputs, keyOf, nullKey, ends, matches, outer, fields } = parts;
   const padding = [inputs[0].fields.map(() => null), inputs[1].fields.map(() => null)] as const;
   const descriptor = (name: string) => expiring(new ValueStateDescriptor<Row[]>(name), context);
-  const sided = (side: 0 | 1) => inputs[side].stream.map((row) => ({ side, row }));
-  const joined = sided(0)
-    .union(sided(1))
+  const joined = sidedUnion(inputs[0].stream, inputs[1].stream)
     .keyBy(({ side, row }) => keyOf[side](row))
     .withState((state) => [state.getState(descriptor('left-window-rows')), state.getState(descriptor('right-window-rows'))] as const)
     .process<Row>({
