@@ -93,27 +93,51 @@ export const MAX_KEY_STATE_BYTES = 8 * 1024 * 1024;
 /** The first change whose state is more than a key may hold, with its deflated size. */
 export function oversizedKeyState(changes: readonly StateChange[]): { key: KeyRef; bytes: number } | undefined {
   for (const change of changes) {
-    const json = stateJson(change);
-    const bytes = json === undefined ? undefined : oversizedBytes(json, Buffer.byteLength(json));
+    const stored = storedState(change);
+    const bytes = stored && oversizedBytes(stored);
     if (bytes !== undefined) return { key: change.key, bytes };
   }
   return undefined;
 }
 
-/** A change's state as JSON, as packs store it; undefined for cleared state. */
-function stateJson({ state, json }: StateChange): string | undefined {
-  return state === null ? undefined : (json ?? JSON.stringify(state));
+/** A change's state as packs store it: its JSON, that JSON's size (as packs count their live bytes), and the change. */
+interface StoredStateText {
+  readonly change: StateChange;
+  readonly json: string;
+  readonly bytes: number;
+}
+
+/** A change's state as JSON; undefined for cleared state. */
+function storedState(change: StateChange): StoredStateText | undefined {
+  if (change.state === null) return undefined;
+  const json = change.json ?? JSON.stringify(change.state);
+  return { change, json, bytes: Buffer.byteLength(json) };
 }
 
 /**
- * The deflated size of a state (its JSON and that JSON's size, as packs count their live bytes)
- * that is more than a key may hold; undefined within the limit. A state whose JSON is within the
- * limit is within it deflated too (but for deflate's few bytes of framing, which the item's
- * margin holds), so only a larger one is deflated to measure it.
+ * A change's state deflated, measured once: the size check before a batch writes, the same
+ * check in the write, and the cutting of a spilled state into chunks each need it, and a state
+ * large enough to need it takes milliseconds per megabyte to deflate.
  */
-function oversizedBytes(json: string, jsonBytes: number): number | undefined {
-  if (jsonBytes <= MAX_KEY_STATE_BYTES) return undefined;
-  const bytes = deflateJson(json).length;
+const deflatedSizes = new WeakMap<StateChange, number>();
+
+function deflatedBytes({ change, json }: StoredStateText): number {
+  let bytes = deflatedSizes.get(change);
+  if (bytes === undefined) {
+    bytes = deflateJson(json).length;
+    deflatedSizes.set(change, bytes);
+  }
+  return bytes;
+}
+
+/**
+ * The deflated size of a state that is more than a key may hold; undefined within the limit. A
+ * state whose JSON is within the limit is within it deflated too (but for deflate's few bytes of
+ * framing, which the item's margin holds), so only a larger one is deflated to measure it.
+ */
+function oversizedBytes(stored: StoredStateText): number | undefined {
+  if (stored.bytes <= MAX_KEY_STATE_BYTES) return undefined;
+  const bytes = deflatedBytes(stored);
   return bytes > MAX_KEY_STATE_BYTES ? bytes : undefined;
 }
 
@@ -626,15 +650,14 @@ export abstract class ItemShardStore implements ShardStore {
     const writes = changes.map((change) => {
       const { key, state } = change;
       // One JSON text per state: its size decides the pack, and a spilled state's chunks are cut from it.
-      const json = stateJson(change);
-      const bytes = json === undefined ? undefined : Buffer.byteLength(json);
-      const oversized = json === undefined || bytes === undefined ? undefined : oversizedBytes(json, bytes);
+      const stored = storedState(change);
+      const oversized = stored && oversizedBytes(stored);
       if (oversized !== undefined) throw new KeyStateTooLargeError(claim.shard, key, oversized);
       const hash = packHash(key.serialized);
       // Its pack under the committed layout: where its committed entry is, whichever pack it goes to now.
       const home = bucketPack(bucketOf(hash, claim.layout.buckets));
-      const spilled = json !== undefined && bytes !== undefined && bytes > this.spillStateBytes;
-      return { key, state, bytes, hash, home, spilled, chunks: spilled ? this.spillChunksOf(json, bytes) : [] };
+      const spilled = stored !== undefined && stored.bytes > this.spillStateBytes;
+      return { key, state, bytes: stored?.bytes, hash, home, spilled, chunks: spilled ? this.spillChunksOf(stored) : [] };
     });
     const seen = this.seenBy(claim);
     const committed = claim.layout;
@@ -698,8 +721,8 @@ export abstract class ItemShardStore implements ShardStore {
   }
 
   /** A spilled state's JSON in the chunks its items store; one chunk for a state whose JSON fits one item (then its deflated size does too). */
-  private spillChunksOf(json: string, jsonBytes: number): string[] {
-    return jsonBytes <= this.chunkBytes ? [json] : chunksOf(json, deflateJson(json).length, this.chunkBytes);
+  private spillChunksOf(stored: StoredStateText): string[] {
+    return stored.bytes <= this.chunkBytes ? [stored.json] : chunksOf(stored.json, deflatedBytes(stored), this.chunkBytes);
   }
 
   /**
