@@ -3,7 +3,7 @@ import type { SqlPosition } from './errors.js';
 /** The parsed form of the statements Sluice runs; each node keeps where it starts, for errors. */
 export type Expression =
   | { readonly kind: 'literal'; readonly value: string | number | boolean | null; readonly text: string; readonly position: SqlPosition }
-  | { readonly kind: 'typedLiteral'; readonly type: 'TIMESTAMP'; readonly text: string; readonly position: SqlPosition }
+  | { readonly kind: 'typedLiteral'; readonly type: 'TIMESTAMP' | 'DATE'; readonly text: string; readonly position: SqlPosition }
   | { readonly kind: 'interval'; readonly millis: number; readonly position: SqlPosition }
   | { readonly kind: 'column'; readonly table: string | undefined; readonly name: string; readonly position: SqlPosition }
   | { readonly kind: 'star'; readonly table: string | undefined; readonly position: SqlPosition }

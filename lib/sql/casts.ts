@@ -2,11 +2,11 @@ import type { TypeName } from './ast.js';
 import { toDecimal } from './decimal.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import type { Compiled } from './compiled.js';
-import { instantToWallClock, parseWallClock, wallClockToInstant } from './time.js';
-import { BIGINT, BOOLEAN, decimal, DOUBLE, INT, integerRange, isInteger, SMALLINT, STRING, timestamp, TINYINT, typeName, wrapInteger, type IntegerKind, type SqlType, type SqlValue } from './types.js';
+import { dateOfWallClock, instantToWallClock, parseDate, parseWallClock, wallClockOfDate, wallClockToInstant } from './time.js';
+import { BIGINT, BOOLEAN, DATE, decimal, DOUBLE, INT, integerRange, isInteger, isTemporal, SMALLINT, STRING, timestamp, TINYINT, wrapInteger, type IntegerKind, type SqlType, type SqlValue } from './types.js';
 import { valueText } from './values.js';
 
-const UNSUPPORTED_TYPES = new Set(['FLOAT', 'REAL', 'DATE', 'TIME', 'BYTES', 'BINARY', 'VARBINARY', 'ARRAY', 'MAP', 'MULTISET', 'ROW', 'RAW', 'INTERVAL', 'VARIANT']);
+const UNSUPPORTED_TYPES = new Set(['FLOAT', 'REAL', 'TIME', 'BYTES', 'BINARY', 'VARBINARY', 'ARRAY', 'MAP', 'MULTISET', 'ROW', 'RAW', 'INTERVAL', 'VARIANT']);
 
 /** The SqlType a written type names, with Flink's defaults: DECIMAL as DECIMAL(10, 0), TIMESTAMP as TIMESTAMP(6). */
 export function resolveType(type: TypeName, text: string): SqlType {
@@ -31,6 +31,8 @@ export function resolveType(type: TypeName, text: string): SqlType {
       return { ...BIGINT, nullable };
     case 'DOUBLE':
       return { ...DOUBLE, nullable };
+    case 'DATE':
+      return { ...DATE, nullable };
     case 'DECIMAL':
     case 'DEC':
     case 'NUMERIC': {
@@ -86,6 +88,8 @@ function numberOf(value: SqlValue, from: SqlType): number {
 }
 
 function conversion(from: SqlType, to: SqlType, zone: string): Conversion | undefined {
+  // Flink casts a date or a time to no number and no BOOLEAN.
+  const dateTime = isTemporal(from) || from.kind === 'DATE';
   switch (to.kind) {
     case 'STRING':
       return (v) => valueText(v, from, zone);
@@ -94,12 +98,12 @@ function conversion(from: SqlType, to: SqlType, zone: string): Conversion | unde
     case 'INT':
     case 'BIGINT': {
       const kind = to.kind;
-      return from.kind === 'TIMESTAMP' || from.kind === 'TIMESTAMP_LTZ' ? undefined : (v) => integerOf(v, from, kind);
+      return dateTime ? undefined : (v) => integerOf(v, from, kind);
     }
     case 'DOUBLE':
-      return from.kind === 'TIMESTAMP' || from.kind === 'TIMESTAMP_LTZ' ? undefined : (v) => numberOf(v, from);
+      return dateTime ? undefined : (v) => numberOf(v, from);
     case 'DECIMAL':
-      if (from.kind === 'TIMESTAMP' || from.kind === 'TIMESTAMP_LTZ') return undefined;
+      if (dateTime) return undefined;
       return (v) => toDecimal(typeof v === 'boolean' ? (v ? 1 : 0) : from.kind === 'STRING' ? String(v).trim() : (v as number | string), to.precision, to.scale);
     case 'BOOLEAN':
       if (from.kind === 'STRING') {
@@ -110,10 +114,32 @@ function conversion(from: SqlType, to: SqlType, zone: string): Conversion | unde
           throw new Error(`'${String(v)}' is not a BOOLEAN`);
         };
       }
-      return from.kind === 'TIMESTAMP' || from.kind === 'TIMESTAMP_LTZ' ? undefined : (v) => Number(v) !== 0;
+      return dateTime ? undefined : (v) => Number(v) !== 0;
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ':
       return timestampConversion(from, to, zone);
+    case 'DATE':
+      return dateConversion(from, zone);
+    default:
+      return undefined;
+  }
+}
+
+/** To a DATE: a string's `yyyy-M-d`, or the day a timestamp's wall-clock time (a TIMESTAMP_LTZ's in the session's zone) falls on. */
+function dateConversion(from: SqlType, zone: string): Conversion | undefined {
+  switch (from.kind) {
+    case 'STRING':
+      return (v) => {
+        const days = parseDate(String(v));
+        if (days === undefined) throw new Error(`'${String(v)}' is not a date 'yyyy-MM-dd'`);
+        return days;
+      };
+    case 'DATE':
+      return (v) => v;
+    case 'TIMESTAMP':
+      return (v) => dateOfWallClock(v as number);
+    case 'TIMESTAMP_LTZ':
+      return (v) => dateOfWallClock(instantToWallClock(zone, v as number));
     default:
       return undefined;
   }
@@ -130,6 +156,7 @@ function timestampConversion(from: SqlType, to: Extract<SqlType, { kind: 'TIMEST
     };
   }
   if (from.kind === to.kind) return (v) => truncate(v as number);
+  if (from.kind === 'DATE') return to.kind === 'TIMESTAMP' ? (v) => wallClockOfDate(v as number) : (v) => wallClockToInstant(zone, wallClockOfDate(v as number));
   if (from.kind === 'TIMESTAMP') return (v) => truncate(wallClockToInstant(zone, v as number));
   if (from.kind === 'TIMESTAMP_LTZ') return (v) => truncate(instantToWallClock(zone, v as number));
   if (to.kind === 'TIMESTAMP_LTZ' && (isInteger(from) || from.kind === 'DOUBLE' || from.kind === 'DECIMAL')) {
@@ -138,11 +165,11 @@ function timestampConversion(from: SqlType, to: Extract<SqlType, { kind: 'TIMEST
   return undefined;
 }
 
-/** CAST (or TRY_CAST, which gives NULL where CAST fails) of a compiled expression to a type. */
-export function castTo(operand: Compiled, target: SqlType, safe: boolean, zone: string): Compiled {
+/** CAST (or TRY_CAST, which gives NULL where CAST fails) of a compiled expression to a type; undefined where Flink has no such cast. */
+export function castTo(operand: Compiled, target: SqlType, safe: boolean, zone: string): Compiled | undefined {
   if (operand.type.kind === 'NULL') return { type: target, evaluate: () => null };
   const convert = conversion(operand.type, target, zone);
-  if (!convert) throw new Error(`CAST from ${typeName(operand.type)} to ${typeName(target)} is not supported`);
+  if (!convert) return undefined;
   const type = { ...target, nullable: target.nullable || safe || operand.type.nullable };
   return {
     type,

@@ -1,6 +1,6 @@
 import { toDecimal } from './decimal.js';
 import type { Field } from './compiled.js';
-import { formatWallClock } from './time.js';
+import { formatDate, formatWallClock, parseDate } from './time.js';
 import { integerRange, typeName, type SqlType, type SqlValue } from './types.js';
 import { doubleText } from './values.js';
 
@@ -96,6 +96,10 @@ function fieldValue(text: string, type: SqlType): SqlValue {
       break;
     case 'TIMESTAMP_LTZ':
       if (text.endsWith('Z')) value = timestampValue(text.slice(0, -1));
+      break;
+    case 'DATE':
+      // Java's Date.valueOf, as Flink's csv format reads a DATE: yyyy-[m]m-[d]d, untrimmed.
+      if (text === text.trim()) value = parseDate(text);
       break;
     default:
   }
@@ -219,6 +223,8 @@ export function csvRowWriter(fields: readonly Field[], options: CsvFormatOptions
       }
       case 'STRING':
         return textField(value as string);
+      case 'DATE':
+        return formatDate(value as number);
       default:
         return String(value);
     }

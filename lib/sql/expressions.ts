@@ -6,11 +6,12 @@ import { sqlError, type Compiled, type Field, type Row, type Scope, type WindowC
 import { commonType } from './type-rules.js';
 import { scalarFunction } from './functions.js';
 import { callUserFunction } from './user-functions.js';
-import { parseWallClock } from './time.js';
+import { parseDate, parseWallClock, shiftDate } from './time.js';
 import {
   asDecimal,
   BIGINT,
   BOOLEAN,
+  DATE,
   commonNumeric,
   decimal,
   DOUBLE,
@@ -163,6 +164,11 @@ function constant(type: SqlType, value: SqlValue): Compiled {
 }
 
 function typedLiteral(expression: Extract<Expression, { kind: 'typedLiteral' }>, scope: Scope): Compiled {
+  if (expression.type === 'DATE') {
+    const days = parseDate(expression.text);
+    if (days === undefined) throw sqlError(scope, `'${expression.text}' is not a date: write it as 'yyyy-MM-dd'`, expression.position);
+    return constant({ ...DATE, nullable: false }, days);
+  }
   const wall = parseWallClock(expression.text);
   if (wall === undefined) throw sqlError(scope, `'${expression.text}' is not a timestamp: write it as 'yyyy-MM-dd HH:mm:ss[.SSS]'`, expression.position);
   return constant(timestamp('TIMESTAMP', 3, false), wall);
@@ -221,7 +227,8 @@ function logical(operator: 'AND' | 'OR', left: Compiled, right: Compiled): Compi
 }
 
 function shiftTimestamp(operand: Compiled, millis: number, scope: Scope, position: SqlPosition): Compiled {
-  if (!isTemporal(operand.type)) throw sqlError(scope, `an INTERVAL is added to a TIMESTAMP or TIMESTAMP_LTZ, not to ${typeName(operand.type)}`, position);
+  if (operand.type.kind === 'DATE') return { type: operand.type, evaluate: (row) => nullOr(operand.evaluate(row), (v) => shiftDate(v as number, millis)) };
+  if (!isTemporal(operand.type)) throw sqlError(scope, `an INTERVAL is added to a TIMESTAMP, TIMESTAMP_LTZ or DATE, not to ${typeName(operand.type)}`, position);
   return { type: plainTime(operand.type), evaluate: (row) => nullOr(operand.evaluate(row), (v) => (v as number) + millis) };
 }
 
@@ -372,9 +379,11 @@ function like(expression: Extract<Expression, { kind: 'like' }>, scope: Scope): 
   };
 }
 
-function cast(operand: Compiled, typeName: TypeName, safe: boolean, scope: Scope): Compiled {
-  const target = resolveType(typeName, scope.text);
-  return castTo(operand, target, safe, scope.zone);
+function cast(operand: Compiled, written: TypeName, safe: boolean, scope: Scope): Compiled {
+  const target = resolveType(written, scope.text);
+  const cast = castTo(operand, target, safe, scope.zone);
+  if (!cast) throw sqlError(scope, `CAST from ${typeName(operand.type)} to ${typeName(target)} is not supported`, written.position);
+  return cast;
 }
 
 function caseWhen(expression: Extract<Expression, { kind: 'case' }>, scope: Scope): Compiled {

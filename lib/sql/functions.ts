@@ -3,8 +3,8 @@ import { decimalNegate, toDecimal } from './decimal.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import type { Compiled, Row, Scope } from './compiled.js';
 import { commonType } from './type-rules.js';
-import { formatPattern, instantToWallClock, parseWallClock, wallClockToInstant } from './time.js';
-import { BIGINT, BOOLEAN, decimal, DOUBLE, INT, isInteger, isNumeric, isTemporal, STRING, timestamp, typeName, wrapInteger, type SqlType, type SqlValue } from './types.js';
+import { dateOfWallClock, DAY_MILLIS, formatPattern, instantToWallClock, parseByPattern, parseDate, parseWallClock, wallClockOfDate, wallClockToInstant } from './time.js';
+import { BIGINT, BOOLEAN, DATE, decimal, DOUBLE, INT, isInteger, isNumeric, isTemporal, STRING, timestamp, typeName, wrapInteger, type SqlType, type SqlValue } from './types.js';
 import { widen } from './values.js';
 
 export interface CallContext {
@@ -44,16 +44,33 @@ function regex(pattern: string, flags = 'u'): RegExp {
 
 const sameAsFirst = (args: readonly Compiled[]) => (args[0] as Compiled).type;
 
-/** HOUR, MINUTE or SECOND of a timestamp's wall-clock time (a TIMESTAMP_LTZ's in the session's zone), as a BIGINT. */
+/** A value's wall-clock time: a TIMESTAMP_LTZ's in the session's zone, a DATE's midnight. */
+function wallClockOf(value: SqlValue | undefined, arg: Compiled | undefined, zone: string): number {
+  const kind = arg?.type.kind;
+  return kind === 'TIMESTAMP_LTZ' ? instantToWallClock(zone, num(value)) : kind === 'DATE' ? wallClockOfDate(num(value)) : num(value);
+}
+
+/** HOUR, MINUTE or SECOND of a timestamp's wall-clock time, as a BIGINT. */
 function timeField(unitMs: number, units: number): ScalarDefinition {
   return {
     signatures: [['TEMPORAL']],
     result: () => BIGINT,
     apply: ([t], [arg], zone) => {
-      const wall = (arg as Compiled).type.kind === 'TIMESTAMP_LTZ' ? instantToWallClock(zone, num(t)) : num(t);
+      const wall = wallClockOf(t, arg, zone);
       return ((Math.floor(wall / unitMs) % units) + units) % units;
     },
   };
+}
+
+/** YEAR, MONTH, DAYOFWEEK…: a field of the calendar day of a DATE or of a timestamp's wall-clock time, as a BIGINT. */
+function dateField(field: (day: Date) => number): ScalarDefinition {
+  return { signatures: [['DATE'], ['TEMPORAL']], result: () => BIGINT, apply: ([t], [arg], zone) => field(new Date(wallClockOf(t, arg, zone))) };
+}
+
+/** The ISO week of the year (1 to 53): weeks start on Monday, and week 1 holds the year's first Thursday. */
+function isoWeek(day: Date): number {
+  const thursday = new Date(day.getTime() + (3 - ((day.getUTCDay() + 6) % 7)) * DAY_MILLIS);
+  return Math.floor((thursday.getTime() - Date.UTC(thursday.getUTCFullYear(), 0, 1)) / DAY_MILLIS / 7) + 1;
 }
 
 /** Rounds half away from zero, as Java's BigDecimal.ROUND_HALF_UP does for Flink's ROUND. */
@@ -210,6 +227,7 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
   COALESCE: { signatures: [['ANY']], variadic: true, lenient: true, result: () => STRING, apply: (values) => values.find((v) => v !== null) ?? null },
   NULLIF: { signatures: [['ANY', 'ANY']], lenient: true, result: sameAsFirst, apply: ([a, b]) => (a !== null && b !== null && String(a) === String(b) ? null : a ?? null) },
   IF: { signatures: [['BOOLEAN', 'ANY', 'ANY']], lenient: true, result: () => STRING, apply: ([c, a, b]) => (c === true ? a ?? null : b ?? null) },
+  TYPEOF: { signatures: [['ANY']], lenient: true, result: () => STRING, apply: (_, [arg]) => typeName((arg as Compiled).type) },
   IS_TRUTH: { signatures: [['BOOLEAN', 'BOOLEAN']], lenient: true, result: () => BOOLEAN, apply: ([v, truth]) => v === truth },
   TO_TIMESTAMP_LTZ: {
     signatures: [['NUMERIC'], ['NUMERIC', 'INT']],
@@ -224,8 +242,24 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
   DATE_FORMAT: {
     signatures: [['TEMPORAL', 'STRING']],
     result: () => STRING,
-    apply: ([t, pattern], [arg], zone) => formatPattern((arg as Compiled).type.kind === 'TIMESTAMP_LTZ' ? instantToWallClock(zone, num(t)) : num(t), str(pattern)),
+    apply: ([t, pattern], [arg], zone) => formatPattern(wallClockOf(t, arg, zone), str(pattern)),
   },
+  TO_DATE: {
+    signatures: [['STRING'], ['STRING', 'STRING']],
+    result: () => DATE,
+    apply: ([s, pattern]) => {
+      if (pattern === undefined) return parseDate(str(s)) ?? null;
+      const wall = parseByPattern(str(s), str(pattern));
+      return wall === undefined ? null : dateOfWallClock(wall);
+    },
+  },
+  YEAR: dateField((day) => day.getUTCFullYear()),
+  QUARTER: dateField((day) => Math.floor(day.getUTCMonth() / 3) + 1),
+  MONTH: dateField((day) => day.getUTCMonth() + 1),
+  WEEK: dateField(isoWeek),
+  DAYOFYEAR: dateField((day) => Math.round((day.getTime() - Date.UTC(day.getUTCFullYear(), 0, 1)) / DAY_MILLIS) + 1),
+  DAYOFMONTH: dateField((day) => day.getUTCDate()),
+  DAYOFWEEK: dateField((day) => day.getUTCDay() + 1),
   HOUR: timeField(3_600_000, 24),
   MINUTE: timeField(60_000, 60),
   SECOND: timeField(1_000, 60),
@@ -243,7 +277,7 @@ function decimalWhole(type: SqlType): SqlType {
   return type.kind === 'DECIMAL' ? decimal(Math.max(1, type.precision - type.scale + (type.scale > 0 ? 1 : 0)), 0, type.nullable) : type;
 }
 
-const UNSUPPORTED_FUNCTIONS = new Set(['LISTAGG', 'COLLECT', 'FIRST_VALUE', 'LAST_VALUE', 'ROW_NUMBER', 'RANK', 'DENSE_RANK', 'LEAD', 'LAG', 'STDDEV_POP', 'STDDEV_SAMP', 'VAR_POP', 'VAR_SAMP', 'PROCTIME', 'NOW', 'JSON_QUERY', 'JSON_OBJECT', 'JSON_ARRAY', 'TIMESTAMPADD', 'TIMESTAMPDIFF', 'EXTRACT', 'UUID', 'RAND', 'RAND_INTEGER']);
+const UNSUPPORTED_FUNCTIONS = new Set(['LISTAGG', 'COLLECT', 'FIRST_VALUE', 'LAST_VALUE', 'ROW_NUMBER', 'RANK', 'DENSE_RANK', 'LEAD', 'LAG', 'STDDEV_POP', 'STDDEV_SAMP', 'VAR_POP', 'VAR_SAMP', 'PROCTIME', 'NOW', 'JSON_QUERY', 'JSON_OBJECT', 'JSON_ARRAY', 'TIMESTAMPADD', 'TIMESTAMPDIFF', 'UUID', 'RAND', 'RAND_INTEGER']);
 
 export const SCALAR_FUNCTION_NAMES: readonly string[] = Object.keys(SCALAR_FUNCTIONS).filter((name) => name !== 'IS_TRUTH');
 

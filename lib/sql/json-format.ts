@@ -1,6 +1,6 @@
 import { toDecimal } from './decimal.js';
 import type { Field } from './compiled.js';
-import { formatWallClock, parseWallClock } from './time.js';
+import { formatDate, formatWallClock, parseDate, parseWallClock } from './time.js';
 import { integerRange, typeName, type SqlType, type SqlValue } from './types.js';
 import { doubleText } from './values.js';
 
@@ -47,6 +47,12 @@ function fieldValue(node: unknown, type: SqlType): SqlValue {
         if (wall !== undefined) return wall;
       }
       break;
+    case 'DATE': {
+      // ISO_LOCAL_DATE, as Flink's json format reads a DATE: two-digit months and days.
+      const days = typeof node === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(node) ? parseDate(node) : undefined;
+      if (days !== undefined) return days;
+      break;
+    }
     default:
   }
   throw new Error(`${JSON.stringify(node)} is not a ${typeName(type)}`);
@@ -83,6 +89,8 @@ function fieldText(value: SqlValue, type: SqlType, options: JsonFormatOptions): 
       const standard = options.timestampStandard === 'ISO-8601' ? text.replace(' ', 'T') : text;
       return JSON.stringify(type.kind === 'TIMESTAMP_LTZ' ? `${standard}Z` : standard);
     }
+    case 'DATE':
+      return JSON.stringify(formatDate(value as number));
     default:
       return JSON.stringify(value);
   }

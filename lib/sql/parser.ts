@@ -18,6 +18,20 @@ const INTERVAL_UNITS: Record<string, number> = {
   DAY: 86_400_000,
 };
 
+/** EXTRACT's units, each as the function that gives the same field. */
+const EXTRACT_UNITS: Readonly<Record<string, string>> = {
+  YEAR: 'YEAR',
+  QUARTER: 'QUARTER',
+  MONTH: 'MONTH',
+  WEEK: 'WEEK',
+  DAY: 'DAYOFMONTH',
+  DOY: 'DAYOFYEAR',
+  DOW: 'DAYOFWEEK',
+  HOUR: 'HOUR',
+  MINUTE: 'MINUTE',
+  SECOND: 'SECOND',
+};
+
 /** Statements Flink SQL has and Sluice does not run yet, named by their first words. */
 const UNSUPPORTED_STATEMENTS: readonly [RegExp, string][] = [
   [/^CREATE (TEMPORARY )?(SYSTEM )?FUNCTION/, 'CREATE FUNCTION (register a TypeScript function with tableEnv.createTemporarySystemFunction instead)'],
@@ -668,12 +682,12 @@ class Parser {
           return { kind: 'cast', operand, type, safe: token.upper === 'TRY_CAST', position };
         }
         case 'TIMESTAMP':
+        case 'DATE':
           if (this.tokens[this.at + 1]?.kind === 'string') {
             this.next();
-            return { kind: 'typedLiteral', type: 'TIMESTAMP', text: this.string(), position };
+            return { kind: 'typedLiteral', type: token.upper, text: this.string(), position };
           }
           break;
-        case 'DATE':
         case 'TIME':
           if (this.tokens[this.at + 1]?.kind === 'string') throw new SqlUnsupportedError(`${token.upper} literals`, position, this.text);
           break;
@@ -764,7 +778,15 @@ class Parser {
   private keywordCall(name: string, position: SqlPosition): Expression {
     const call = (args: Expression[]): Expression => ({ kind: 'call', name, args, distinct: false, filter: undefined, star: false, over: undefined, position });
     const literal = (text: string): Expression => ({ kind: 'literal', value: text, text, position });
-    if (name === 'EXTRACT') throw new SqlUnsupportedError('EXTRACT', position, this.text);
+    if (name === 'EXTRACT') {
+      const unit = this.word();
+      const fn = EXTRACT_UNITS[unit];
+      if (fn === undefined) throw this.error(`EXTRACT takes ${Object.keys(EXTRACT_UNITS).join(', ')}, not ${unit}`);
+      this.expectWords('FROM');
+      const operand = this.expression();
+      this.expect(')');
+      return { kind: 'call', name: fn, args: [operand], distinct: false, filter: undefined, star: false, over: undefined, position };
+    }
     if (name === 'TRIM') {
       const side = ['BOTH', 'LEADING', 'TRAILING'].find((s) => this.acceptWords(s)) ?? 'BOTH';
       let characters: Expression = literal(' ');
@@ -827,7 +849,7 @@ class Parser {
     }
     if (this.acceptWords('TO')) throw new SqlUnsupportedError('compound intervals (… TO …)', position, this.text);
     const amount = Number(token.text);
-    const leading = token.text.split('.')[0]?.replace(/^0+(?=\d)/, '') ?? '';
+    const leading = token.text.replace(/^[+-]/, '').split('.')[0]?.replace(/^0+(?=\d)/, '') ?? '';
     if (leading.length > digits) throw this.error(`interval field value ${token.text} exceeds precision of ${unit}(${digits}) field: write ${unit}(${leading.length})`, token);
     if (!Number.isFinite(amount)) throw this.error(`the interval's amount ${token.text} is not a number`, token);
     return { kind: 'interval', millis: sign * amount * millis, position };

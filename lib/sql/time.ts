@@ -96,3 +96,73 @@ export function formatPattern(wall: number, pattern: string): string {
   }
   return out;
 }
+
+export const DAY_MILLIS = 86_400_000;
+
+/** The DATE (days since 1970-01-01) a wall-clock time falls on. */
+export function dateOfWallClock(wall: number): number {
+  return Math.floor(wall / DAY_MILLIS);
+}
+
+/** A DATE's midnight as a wall-clock time. */
+export function wallClockOfDate(days: number): number {
+  return days * DAY_MILLIS;
+}
+
+/** `yyyy-MM-dd`, as Flink shows a DATE. */
+export function formatDate(days: number): string {
+  return new Date(wallClockOfDate(days)).toISOString().slice(0, 10);
+}
+
+/** Reads `yyyy-M-d` (spaces around it ignored, as Flink's CAST does) as a DATE; undefined when it is not one. */
+export function parseDate(text: string): number | undefined {
+  const match = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(text.trim());
+  if (!match) return undefined;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const wall = Date.UTC(year, month - 1, day);
+  const date = new Date(wall);
+  // Date.UTC rolls 2026-02-30 over into March; Flink refuses it.
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? dateOfWallClock(wall) : undefined;
+}
+
+/** A DATE moved by a day-time interval: whole days only, truncated toward zero, as Flink adds INTERVAL '25' HOUR as one day. */
+export function shiftDate(days: number, millis: number): number {
+  return days + Math.trunc(millis / DAY_MILLIS);
+}
+
+/** The pattern letters TO_DATE reads, Java's SimpleDateFormat's, each with the Date.UTC argument it gives. */
+const PATTERN_FIELDS: Readonly<Record<string, number>> = { y: 0, M: 1, d: 2, H: 3, m: 4, s: 5, S: 6 };
+
+/**
+ * Reads a text by a Java-style pattern (TO_DATE's `yyyy/MM/dd`, `yyyyMMdd`) as a wall-clock
+ * time; undefined when it does not match. A field followed by another reads exactly as many
+ * digits as its letters, as SimpleDateFormat does for `yyyyMMdd`; else as many as there are.
+ * Other characters must match themselves; a letter Sluice does not read is an error naming it.
+ */
+export function parseByPattern(text: string, pattern: string): number | undefined {
+  const parts = [1970, 1, 1, 0, 0, 0, 0];
+  let at = 0;
+  for (let i = 0; i < pattern.length; ) {
+    const letter = pattern.charAt(i);
+    let run = 1;
+    while (pattern.charAt(i + run) === letter) run++;
+    const field = PATTERN_FIELDS[letter];
+    if (field === undefined && /[a-zA-Z]/.test(letter)) throw new Error(`the pattern '${pattern}' has the letter ${letter}, which Sluice does not read: use y, M, d, H, m, s and S`);
+    if (field === undefined) {
+      if (text.slice(at, at + run) !== letter.repeat(run)) return undefined;
+      at += run;
+    } else {
+      const adjacent = /[a-zA-Z]/.test(pattern.charAt(i + run));
+      const digits = (adjacent ? new RegExp(`^\\d{${run}}`) : /^\d+/).exec(text.slice(at))?.[0];
+      if (digits === undefined) return undefined;
+      parts[field] = Number(digits);
+      at += digits.length;
+    }
+    i += run;
+  }
+  if (at !== text.length) return undefined;
+  const [year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, milli = 0] = parts;
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second, milli);
+  const date = new Date(wall);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? wall : undefined;
+}

@@ -2,10 +2,11 @@
  * Flink SQL's data types that Sluice runs. Values at run time: STRING as a string, BOOLEAN as a
  * boolean, TINYINT, SMALLINT, INT, BIGINT and DOUBLE as numbers, DECIMAL as its exact decimal text (state and
  * repartition records are JSON, which a bigint is not), TIMESTAMP and TIMESTAMP_LTZ as epoch
- * milliseconds (a TIMESTAMP's as if its wall-clock time were UTC), and NULL as null.
+ * milliseconds (a TIMESTAMP's as if its wall-clock time were UTC), DATE as days since 1970-01-01,
+ * and NULL as null.
  */
 export type SqlType =
-  | { readonly kind: 'STRING' | 'BOOLEAN' | IntegerKind | 'DOUBLE' | 'NULL'; readonly nullable: boolean }
+  | { readonly kind: 'STRING' | 'BOOLEAN' | IntegerKind | 'DOUBLE' | 'DATE' | 'NULL'; readonly nullable: boolean }
   | { readonly kind: 'DECIMAL'; readonly precision: number; readonly scale: number; readonly nullable: boolean }
   | { readonly kind: 'TIMESTAMP' | 'TIMESTAMP_LTZ'; readonly precision: number; readonly nullable: boolean; readonly rowtime?: boolean };
 
@@ -53,6 +54,7 @@ export const SMALLINT: SqlType = { kind: 'SMALLINT', nullable: true };
 export const INT: SqlType = { kind: 'INT', nullable: true };
 export const BIGINT: SqlType = { kind: 'BIGINT', nullable: true };
 export const DOUBLE: SqlType = { kind: 'DOUBLE', nullable: true };
+export const DATE: SqlType = { kind: 'DATE', nullable: true };
 export const NULL_TYPE: SqlType = { kind: 'NULL', nullable: true };
 
 export function decimal(precision: number, scale: number, nullable = true): SqlType {

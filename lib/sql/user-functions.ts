@@ -11,7 +11,8 @@ import { widen } from './values.js';
  * its arguments' values. Types are written as a column's type is (`'STRING'`, `'BIGINT'`,
  * `'DECIMAL(10, 2)'`, `'TIMESTAMP(3)'`); values arrive and return as Sluice SQL holds them:
  * STRING a string, BOOLEAN a boolean, INT, BIGINT and DOUBLE a number, DECIMAL its text (a
- * number is taken too), TIMESTAMP and TIMESTAMP_LTZ epoch milliseconds, NULL as null.
+ * number is taken too), TIMESTAMP and TIMESTAMP_LTZ epoch milliseconds, DATE days since
+ * 1970-01-01, NULL as null.
  */
 export interface ScalarFunction {
   readonly argumentTypes: readonly string[];
@@ -90,6 +91,7 @@ function checkedResult(fn: UserFunction, value: SqlValue | undefined): SqlValue 
         return typeof value === 'number';
       case 'TIMESTAMP':
       case 'TIMESTAMP_LTZ':
+      case 'DATE':
         return Number.isSafeInteger(value);
       default:
         return type.kind === 'DECIMAL' && (typeof value === 'number' || typeof value === 'string');

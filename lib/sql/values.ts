@@ -1,5 +1,5 @@
 import { decimalCompare, toDecimal } from './decimal.js';
-import { formatWallClock, instantToWallClock } from './time.js';
+import { formatDate, formatWallClock, instantToWallClock } from './time.js';
 import type { SqlType, SqlValue } from './types.js';
 
 /** A DOUBLE as Java's Double.toString shows it, as Flink's CAST to STRING and its printed rows do: 1.0, 0.001, 1.0E7. */
@@ -26,6 +26,8 @@ export function valueText(value: SqlValue, type: SqlType, zone: string): string 
       return formatWallClock(value as number, type.precision);
     case 'TIMESTAMP_LTZ':
       return formatWallClock(instantToWallClock(zone, value as number), type.precision);
+    case 'DATE':
+      return formatDate(value as number);
     case 'BOOLEAN':
       return value ? 'TRUE' : 'FALSE';
     default:

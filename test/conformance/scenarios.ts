@@ -20,7 +20,7 @@ import {
   type DataStream,
 } from '../../lib/api/index.js';
 import { Schema, StreamTableEnvironment, type ChangelogRow } from '../../lib/sql/index.js';
-import { formatWallClock } from '../../lib/sql/time.js';
+import { formatDate, formatWallClock } from '../../lib/sql/time.js';
 import { doubleText } from '../../lib/sql/values.js';
 import { OperatorTestHarness, PipelineTestHarness } from '../../lib/testing/index.js';
 import type { Event } from './event.js';
@@ -153,6 +153,7 @@ function sqlLine(row: ChangelogRow, types: readonly string[]): string {
     const type = types[i] ?? '';
     if (value === null) return 'null';
     if (type.startsWith('TIMESTAMP')) return formatWallClock(value as number, 3);
+    if (type.startsWith('DATE')) return formatDate(value as number);
     if (type.startsWith('DOUBLE')) return doubleText(value as number);
     return String(value);
   });

@@ -96,6 +96,18 @@ INSERT INTO out SELECT level + level, code FROM small;`;
     );
   });
 
+  it('read and write DATE columns as yyyy-MM-dd in json (two-digit fields, as ISO_LOCAL_DATE) and csv (as Date.valueOf), and name a value that is no date', () => {
+    const script = (format: string) => `CREATE TABLE days (d DATE, n INT) WITH ('connector' = 'kafka', 'topic' = 'in', ${BROKERS}, 'properties.group.id' = 'g', 'format' = '${format}');
+CREATE TABLE out (d DATE, next_day DATE, at_midnight TIMESTAMP(3)) WITH ('connector' = 'kafka', 'topic' = 'out', ${BROKERS}, 'format' = '${format}');
+INSERT INTO out SELECT d, d + INTERVAL '1' DAY, CAST(d AS TIMESTAMP(3)) FROM days WHERE d >= DATE '2026-01-01';`;
+    expect(run(script('json'), [{ value: '{"d":"2026-12-31","n":1}' }, { value: '{"d":"1999-12-31","n":2}' }, { value: '{"d":null,"n":3}' }]).outputValues('out')).toEqual([
+      '{"d":"2026-12-31","next_day":"2027-01-01","at_midnight":"2026-12-31 00:00:00"}',
+    ]);
+    expect(run(script('csv'), [{ value: '2026-2-8,1' }, { value: '1969-12-31,2' }]).outputValues('out')).toEqual(['2026-02-08,2026-02-09,"2026-02-08 00:00:00"']);
+    expect(() => run(script('json'), [{ value: '{"d":"2026-2-8","n":1}' }])).toThrow(/^Record in\/0@0: days failed: table days cannot read the record: the field "d": "2026-2-8" is not a DATE/);
+    expect(() => run(script('csv'), [{ value: '2026-02-30,1' }])).toThrow(/"2026-02-30" is not a DATE/);
+  });
+
   it('run every INSERT of a statement set, and a view in each', () => {
     const harness = run(
       `${READINGS}

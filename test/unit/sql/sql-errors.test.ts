@@ -149,6 +149,14 @@ describe('SQL errors', () => {
     );
   });
 
+  it('refuse a DATE cast to a number, an EXTRACT unit Sluice lacks, a DATE literal that is no date, and a month interval not yet, where each stands', () => {
+    const failure = (select: string) => sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, ${select} FROM events;`).message;
+    expect(failure('CAST(CAST(ts AS DATE) AS BIGINT)')).toContain('CAST from DATE to BIGINT is not supported');
+    expect(failure('EXTRACT(MILLENNIUM FROM ts)')).toContain('EXTRACT takes YEAR, QUARTER, MONTH, WEEK, DAY, DOY, DOW, HOUR, MINUTE, SECOND, not MILLENNIUM');
+    expect(failure("YEAR(DATE '2026-02-30')")).toContain("'2026-02-30' is not a date: write it as 'yyyy-MM-dd'");
+    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, YEAR(CAST(ts AS DATE) + INTERVAL '1' MONTH) FROM events;`)).toBeInstanceOf(SqlUnsupportedError);
+  });
+
   it('check INSERT INTO against the sink, column by column', () => {
     expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT v, k FROM events;`).message).toContain(
       'column types of the query and sink do not match: column 1 (k) takes STRING, and the query gives BIGINT; CAST it',
