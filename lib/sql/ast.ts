@@ -5,6 +5,8 @@ export type Expression =
   | { readonly kind: 'literal'; readonly value: string | number | boolean | null; readonly text: string; readonly position: SqlPosition }
   | { readonly kind: 'typedLiteral'; readonly type: 'TIMESTAMP' | 'DATE'; readonly text: string; readonly position: SqlPosition }
   | { readonly kind: 'interval'; readonly millis: number; readonly position: SqlPosition }
+  /** A year-month interval, `INTERVAL '2' MONTH` or `INTERVAL '1' YEAR`, in months: a calendar step, not a duration. */
+  | { readonly kind: 'monthInterval'; readonly months: number; readonly position: SqlPosition }
   | { readonly kind: 'column'; readonly table: string | undefined; readonly name: string; readonly position: SqlPosition }
   | { readonly kind: 'star'; readonly table: string | undefined; readonly position: SqlPosition }
   | { readonly kind: 'unary'; readonly operator: '-' | 'NOT'; readonly operand: Expression; readonly position: SqlPosition }

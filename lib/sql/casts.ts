@@ -3,7 +3,7 @@ import { toDecimal } from './decimal.js';
 import { SqlError, SqlUnsupportedError } from './errors.js';
 import type { Compiled } from './compiled.js';
 import { dateOfWallClock, instantToWallClock, parseDate, parseWallClock, wallClockOfDate, wallClockToInstant } from './time.js';
-import { BIGINT, BOOLEAN, DATE, decimal, DOUBLE, INT, integerRange, isInteger, isTemporal, SMALLINT, STRING, timestamp, TINYINT, wrapInteger, type IntegerKind, type SqlType, type SqlValue } from './types.js';
+import { BIGINT, BOOLEAN, DATE, decimal, DOUBLE, INT, integerRange, isDateTime, isInteger, SMALLINT, STRING, timestamp, TINYINT, wrapInteger, type IntegerKind, type SqlType, type SqlValue } from './types.js';
 import { valueText } from './values.js';
 
 const UNSUPPORTED_TYPES = new Set(['FLOAT', 'REAL', 'TIME', 'BYTES', 'BINARY', 'VARBINARY', 'ARRAY', 'MAP', 'MULTISET', 'ROW', 'RAW', 'INTERVAL', 'VARIANT']);
@@ -88,8 +88,7 @@ function numberOf(value: SqlValue, from: SqlType): number {
 }
 
 function conversion(from: SqlType, to: SqlType, zone: string): Conversion | undefined {
-  // Flink casts a date or a time to no number and no BOOLEAN.
-  const dateTime = isTemporal(from) || from.kind === 'DATE';
+  const dateTime = isDateTime(from);
   switch (to.kind) {
     case 'STRING':
       return (v) => valueText(v, from, zone);

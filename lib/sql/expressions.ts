@@ -6,7 +6,7 @@ import { sqlError, type Compiled, type Field, type Row, type Scope, type WindowC
 import { commonType } from './type-rules.js';
 import { scalarFunction } from './functions.js';
 import { callUserFunction } from './user-functions.js';
-import { parseDate, parseWallClock, shiftDate } from './time.js';
+import { byMillis, byMonths, parseDate, parseWallClock } from './time.js';
 import {
   asDecimal,
   BIGINT,
@@ -16,8 +16,8 @@ import {
   decimal,
   DOUBLE,
   INT,
+  isDateTime,
   isNumeric,
-  isTemporal,
   NULL_TYPE,
   plainTime,
   STRING,
@@ -99,7 +99,8 @@ export function compileExpression(expression: Expression, scope: Scope): Compile
     case 'typedLiteral':
       return typedLiteral(expression, scope);
     case 'interval':
-      throw sqlError(scope, 'an INTERVAL stands only beside a timestamp, as in ts - INTERVAL \'5\' SECOND', expression.position);
+    case 'monthInterval':
+      throw sqlError(scope, 'an INTERVAL stands only beside a timestamp or a date, as in ts - INTERVAL \'5\' SECOND', expression.position);
     case 'column': {
       if (scope.computed) throw sqlError(scope, `expression '${expression.name}' is not being grouped: add it to GROUP BY or aggregate it`, expression.position);
       const index = resolveField(scope, expression.name, expression.table, expression.position);
@@ -201,10 +202,10 @@ function nullOr(value: SqlValue, then: (value: SqlValue) => SqlValue): SqlValue 
 function binary(expression: Extract<Expression, { kind: 'binary' }>, scope: Scope): Compiled {
   const { operator, position } = expression;
   if (operator === 'AND' || operator === 'OR') return logical(operator, compileBoolean(expression.left, scope, operator), compileBoolean(expression.right, scope, operator));
-  if ((operator === '+' || operator === '-') && expression.right.kind === 'interval') {
-    return shiftTimestamp(compileExpression(expression.left, scope), operator === '+' ? expression.right.millis : -expression.right.millis, scope, position);
+  if ((operator === '+' || operator === '-') && isInterval(expression.right)) {
+    return shiftTime(compileExpression(expression.left, scope), expression.right, operator === '+' ? 1 : -1, scope, position);
   }
-  if (operator === '+' && expression.left.kind === 'interval') return shiftTimestamp(compileExpression(expression.right, scope), expression.left.millis, scope, position);
+  if (operator === '+' && isInterval(expression.left)) return shiftTime(compileExpression(expression.right, scope), expression.left, 1, scope, position);
   const left = compileExpression(expression.left, scope);
   const right = compileExpression(expression.right, scope);
   if (operator === '||') return concat(left, right, scope, position);
@@ -226,11 +227,20 @@ function logical(operator: 'AND' | 'OR', left: Compiled, right: Compiled): Compi
   };
 }
 
-function shiftTimestamp(operand: Compiled, millis: number, scope: Scope, position: SqlPosition): Compiled {
-  if (operand.type.kind === 'DATE') return { type: operand.type, evaluate: (row) => nullOr(operand.evaluate(row), (v) => shiftDate(v as number, millis)) };
-  if (!isTemporal(operand.type)) throw sqlError(scope, `an INTERVAL is added to a TIMESTAMP, TIMESTAMP_LTZ or DATE, not to ${typeName(operand.type)}`, position);
-  return { type: plainTime(operand.type), evaluate: (row) => nullOr(operand.evaluate(row), (v) => (v as number) + millis) };
+type IntervalLiteral = Extract<Expression, { kind: 'interval' | 'monthInterval' }>;
+
+function isInterval(expression: Expression): expression is IntervalLiteral {
+  return expression.kind === 'interval' || expression.kind === 'monthInterval';
 }
+
+/** A timestamp or a DATE moved by an interval literal, `sign` times: its type kept, a time attribute's as a plain time. */
+function shiftTime(operand: Compiled, interval: IntervalLiteral, sign: 1 | -1, scope: Scope, position: SqlPosition): Compiled {
+  const { type } = operand;
+  if (!isDateTime(type)) throw sqlError(scope, `an INTERVAL is added to a TIMESTAMP, TIMESTAMP_LTZ or DATE, not to ${typeName(type)}`, position);
+  const step = interval.kind === 'interval' ? byMillis(type.kind, sign * interval.millis) : byMonths(type.kind, sign * interval.months);
+  return { type: plainTime(type), evaluate: (row) => nullOr(operand.evaluate(row), (v) => step(v as number)) };
+}
+
 
 function concat(left: Compiled, right: Compiled, scope: Scope, position: SqlPosition): Compiled {
   for (const side of [left, right]) {

@@ -3,8 +3,8 @@ import { decimalNegate, toDecimal } from './decimal.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import type { Compiled, Row, Scope } from './compiled.js';
 import { commonType } from './type-rules.js';
-import { dateOfWallClock, DAY_MILLIS, formatPattern, instantToWallClock, parseByPattern, parseDate, parseWallClock, wallClockOfDate, wallClockToInstant } from './time.js';
-import { BIGINT, BOOLEAN, DATE, decimal, DOUBLE, INT, isInteger, isNumeric, isTemporal, STRING, timestamp, typeName, wrapInteger, type SqlType, type SqlValue } from './types.js';
+import { byMillis, byMonths, dateOfWallClock, DAY_MILLIS, formatPattern, instantToWallClock, monthsBetween, parseByPattern, parseDate, parseWallClock, roundWallClock, wallClockOfDate, wallClockToInstant } from './time.js';
+import { BIGINT, BOOLEAN, DATE, decimal, DOUBLE, INT, isInteger, isNumeric, isTemporal, plainTime, STRING, timestamp, typeName, wrapInteger, type SqlType, type SqlValue } from './types.js';
 import { widen } from './values.js';
 
 export interface CallContext {
@@ -21,8 +21,8 @@ interface ScalarDefinition {
   readonly signatures: readonly Signature[];
   /** Whether the last kind of the signature repeats (CONCAT's strings). */
   readonly variadic?: boolean;
-  /** The result type from the arguments'. */
-  readonly result: (args: readonly Compiled[]) => SqlType;
+  /** The result type from the arguments' (and the call's, to name it in an error). */
+  readonly result: (args: readonly Compiled[], context: CallContext) => SqlType;
   /** The value from non-null arguments (strict functions give NULL for any NULL argument). */
   readonly apply: (values: readonly SqlValue[], args: readonly Compiled[], zone: string) => SqlValue;
   /** Functions that see NULL arguments themselves: COALESCE, CONCAT_WS, IF, NULLIF… */
@@ -66,6 +66,64 @@ function timeField(unitMs: number, units: number): ScalarDefinition {
 function dateField(field: (day: Date) => number): ScalarDefinition {
   return { signatures: [['DATE'], ['TEMPORAL']], result: () => BIGINT, apply: ([t], [arg], zone) => field(new Date(wallClockOf(t, arg, zone))) };
 }
+
+/** TIMESTAMPADD's and TIMESTAMPDIFF's units: a duration, or a number of months. */
+const UNIT_STEPS: Readonly<Record<string, { readonly millis: number } | { readonly months: number }>> = {
+  SECOND: { millis: 1_000 },
+  MINUTE: { millis: 60_000 },
+  HOUR: { millis: 3_600_000 },
+  DAY: { millis: DAY_MILLIS },
+  WEEK: { millis: 7 * DAY_MILLIS },
+  MONTH: { months: 1 },
+  QUARTER: { months: 3 },
+  YEAR: { months: 12 },
+};
+
+/** The unit the parser passes TIMESTAMPADD and TIMESTAMPDIFF as their first argument, a constant. */
+function unitStep(unit: SqlValue | undefined) {
+  const step = UNIT_STEPS[String(unit)];
+  if (!step) throw new Error(`no TIMESTAMPADD unit ${String(unit)}`);
+  return step;
+}
+
+/**
+ * TIMESTAMPADD(unit, n, t): a DATE stays a DATE but for an HOUR, MINUTE or SECOND, which make it
+ * a TIMESTAMP from its midnight; a timestamp keeps its type.
+ */
+const TIMESTAMPADD: ScalarDefinition = {
+  signatures: [['STRING', 'INT', 'DATE'], ['STRING', 'INT', 'TEMPORAL']],
+  result: ([unit, , t]) => {
+    const { type } = t as Compiled;
+    const step = unitStep((unit as Compiled).evaluate([]));
+    return type.kind === 'DATE' && 'millis' in step && step.millis < DAY_MILLIS ? timestamp('TIMESTAMP', 6) : plainTime(type);
+  },
+  apply: ([unit, n, t], [, , arg]) => {
+    const kind = (arg as Compiled).type.kind as 'DATE' | 'TIMESTAMP' | 'TIMESTAMP_LTZ';
+    const step = unitStep(unit);
+    if ('months' in step) return byMonths(kind, num(n) * step.months)(num(t));
+    if (kind === 'DATE' && step.millis < DAY_MILLIS) return wallClockOfDate(num(t)) + num(n) * step.millis;
+    return byMillis(kind, num(n) * step.millis)(num(t));
+  },
+};
+
+/**
+ * TIMESTAMPDIFF(unit, a, b): whole units from a to b, truncated toward zero, as an INT; months
+ * counted on the calendar (see monthsBetween).
+ */
+const TIMESTAMPDIFF: ScalarDefinition = {
+  signatures: [['STRING', 'DATE', 'DATE'], ['STRING', 'TEMPORAL', 'TEMPORAL']],
+  result: ([, a, b], { scope, position }) => {
+    const [from, to] = [(a as Compiled).type, (b as Compiled).type];
+    if (from.kind !== to.kind) throw new SqlError(`TIMESTAMPDIFF's operands are ${typeName(from)} and ${typeName(to)}: CAST one to the other's type`, position, scope.text);
+    return INT;
+  },
+  apply: ([unit, a, b], [, arg]) => {
+    const step = unitStep(unit);
+    const millis = (value: SqlValue | undefined) => ((arg as Compiled).type.kind === 'DATE' ? wallClockOfDate(num(value)) : num(value));
+    if ('months' in step) return Math.trunc(monthsBetween(millis(a), millis(b)) / step.months);
+    return Math.trunc((millis(b) - millis(a)) / step.millis) | 0;
+  },
+};
 
 /** The ISO week of the year (1 to 53): weeks start on Monday, and week 1 holds the year's first Thursday. */
 function isoWeek(day: Date): number {
@@ -119,9 +177,20 @@ function decimalRound(text: string, up: boolean): string {
   return digits.toString();
 }
 
-function floorOrCeil(up: boolean) {
-  return ([value]: readonly SqlValue[], [arg]: readonly Compiled[]): SqlValue =>
-    (arg as Compiled).type.kind === 'DECIMAL' ? decimalRound(str(value), up) : up ? Math.ceil(num(value)) : Math.floor(num(value));
+/** FLOOR or CEIL: of a number, or of a time to a unit (FLOOR(t TO unit)), a TIMESTAMP_LTZ's wall-clock time in the session's zone. */
+function floorOrCeil(up: boolean): ScalarDefinition {
+  return {
+    signatures: [['NUMERIC'], ['DATE', 'STRING'], ['TEMPORAL', 'STRING']],
+    result: ([arg, unit]) => (unit ? plainTime((arg as Compiled).type) : decimalWhole((arg as Compiled).type)),
+    apply: ([value, unit], [arg], zone) => {
+      const { kind } = (arg as Compiled).type;
+      if (unit !== undefined) {
+        const rounded = roundWallClock(wallClockOf(value, arg, zone), str(unit), up);
+        return kind === 'DATE' ? dateOfWallClock(rounded) : kind === 'TIMESTAMP_LTZ' ? wallClockToInstant(zone, rounded) : rounded;
+      }
+      return kind === 'DECIMAL' ? decimalRound(str(value), up) : up ? Math.ceil(num(value)) : Math.floor(num(value));
+    },
+  };
 }
 
 const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
@@ -215,9 +284,9 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
       return wrapInteger(type.kind)(rounded);
     },
   },
-  FLOOR: { signatures: [['NUMERIC']], result: (args) => decimalWhole((args[0] as Compiled).type), apply: floorOrCeil(false) },
-  CEIL: { signatures: [['NUMERIC']], result: (args) => decimalWhole((args[0] as Compiled).type), apply: floorOrCeil(true) },
-  CEILING: { signatures: [['NUMERIC']], result: (args) => decimalWhole((args[0] as Compiled).type), apply: floorOrCeil(true) },
+  FLOOR: floorOrCeil(false),
+  CEIL: floorOrCeil(true),
+  CEILING: floorOrCeil(true),
   POWER: { signatures: [['NUMERIC', 'NUMERIC']], result: () => DOUBLE, apply: ([a, b]) => num(a) ** num(b) },
   SQRT: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.sqrt(num(a)) },
   LN: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.log(num(a)) },
@@ -253,6 +322,8 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
       return wall === undefined ? null : dateOfWallClock(wall);
     },
   },
+  TIMESTAMPADD,
+  TIMESTAMPDIFF,
   YEAR: dateField((day) => day.getUTCFullYear()),
   QUARTER: dateField((day) => Math.floor(day.getUTCMonth() / 3) + 1),
   MONTH: dateField((day) => day.getUTCMonth() + 1),
@@ -277,7 +348,7 @@ function decimalWhole(type: SqlType): SqlType {
   return type.kind === 'DECIMAL' ? decimal(Math.max(1, type.precision - type.scale + (type.scale > 0 ? 1 : 0)), 0, type.nullable) : type;
 }
 
-const UNSUPPORTED_FUNCTIONS = new Set(['LISTAGG', 'COLLECT', 'FIRST_VALUE', 'LAST_VALUE', 'ROW_NUMBER', 'RANK', 'DENSE_RANK', 'LEAD', 'LAG', 'STDDEV_POP', 'STDDEV_SAMP', 'VAR_POP', 'VAR_SAMP', 'PROCTIME', 'NOW', 'JSON_QUERY', 'JSON_OBJECT', 'JSON_ARRAY', 'TIMESTAMPADD', 'TIMESTAMPDIFF', 'UUID', 'RAND', 'RAND_INTEGER']);
+const UNSUPPORTED_FUNCTIONS = new Set(['LISTAGG', 'COLLECT', 'FIRST_VALUE', 'LAST_VALUE', 'ROW_NUMBER', 'RANK', 'DENSE_RANK', 'LEAD', 'LAG', 'STDDEV_POP', 'STDDEV_SAMP', 'VAR_POP', 'VAR_SAMP', 'PROCTIME', 'NOW', 'JSON_QUERY', 'JSON_OBJECT', 'JSON_ARRAY', 'UUID', 'RAND', 'RAND_INTEGER']);
 
 export const SCALAR_FUNCTION_NAMES: readonly string[] = Object.keys(SCALAR_FUNCTIONS).filter((name) => name !== 'IS_TRUTH');
 
@@ -321,7 +392,7 @@ export function scalarFunction(name: string, args: readonly Compiled[], context:
     const wanted = definition.signatures.map((s) => `${name}(${s.join(', ')}${definition.variadic ? ', …' : ''})`).join(' or ');
     throw new SqlError(`${name}(${args.map((a) => typeName(a.type)).join(', ')}) does not match ${wanted}`, position, scope.text);
   }
-  const type = name === 'COALESCE' || name === 'IF' ? choiceType(name, args, context) : definition.result(args);
+  const type = name === 'COALESCE' || name === 'IF' ? choiceType(name, args, context) : definition.result(args, context);
   const converts = name === 'COALESCE' || name === 'IF';
   const { apply, lenient } = definition;
   const zone = scope.zone;

@@ -18,6 +18,15 @@ const INTERVAL_UNITS: Record<string, number> = {
   DAY: 86_400_000,
 };
 
+/** The year-month interval units, in months. */
+const MONTH_INTERVAL_UNITS: Readonly<Record<string, number>> = { MONTH: 1, YEAR: 12 };
+
+/** TIMESTAMPADD's and TIMESTAMPDIFF's units. */
+const TIMESTAMP_UNITS: readonly string[] = ['YEAR', 'QUARTER', 'MONTH', 'WEEK', 'DAY', 'HOUR', 'MINUTE', 'SECOND'];
+
+/** The units FLOOR and CEIL round a time to. */
+const TIME_ROUNDING_UNITS: readonly string[] = ['YEAR', 'QUARTER', 'MONTH', 'WEEK', 'DAY', 'HOUR', 'MINUTE', 'SECOND', 'MILLISECOND'];
+
 /** EXTRACT's units, each as the function that gives the same field. */
 const EXTRACT_UNITS: Readonly<Record<string, string>> = {
   YEAR: 'YEAR',
@@ -711,12 +720,20 @@ class Parser {
     let distinct = false;
     let star = false;
     const args: Expression[] = [];
-    if (name === 'SUBSTRING' || name === 'TRIM' || name === 'POSITION' || name === 'EXTRACT') return this.keywordCall(name, position);
+    if (['SUBSTRING', 'TRIM', 'POSITION', 'EXTRACT', 'TIMESTAMPADD', 'TIMESTAMPDIFF'].includes(name)) return this.keywordCall(name, position);
     if (this.accept('*')) star = true;
     else if (this.peek().text !== ')') {
       distinct = this.acceptWords('DISTINCT');
       if (!distinct) this.acceptWords('ALL');
       args.push(...this.commaSeparated(() => this.expression()));
+    }
+    // FLOOR(t TO unit) and CEIL(t TO unit) round a time to a unit, passed on as its name.
+    if (['FLOOR', 'CEIL', 'CEILING'].includes(name) && args.length === 1 && this.peek().upper === 'TO') {
+      this.next();
+      const unitToken = this.peek();
+      const unit = this.word();
+      if (!TIME_ROUNDING_UNITS.includes(unit)) throw this.error(`${name} … TO takes ${TIME_ROUNDING_UNITS.join(', ')}, not ${unit}`, unitToken);
+      args.push({ kind: 'literal', value: unit, text: unit, position: unitToken.position });
     }
     this.expect(')');
     let filter: Expression | undefined;
@@ -762,7 +779,8 @@ class Parser {
       preceding = 0;
     } else {
       const amount = this.peek();
-      preceding = unit === 'ROWS' ? Number(this.expectKind('number').text) : this.acceptWords('INTERVAL') ? (this.interval(amount.position) as Extract<Expression, { kind: 'interval' }>).millis : undefined;
+      const interval = unit === 'RANGE' && this.acceptWords('INTERVAL') ? this.interval(amount.position) : undefined;
+      preceding = unit === 'ROWS' ? Number(this.expectKind('number').text) : interval?.kind === 'interval' ? interval.millis : undefined;
       if (preceding === undefined) throw this.error(`expected a RANGE frame's start as INTERVAL '1' HOUR PRECEDING, found ${this.describe(amount)}`, amount);
       if (this.peek().upper === 'FOLLOWING') throw this.error('an OVER frame on a stream ends at the current row: FOLLOWING windows are not supported, in Flink either');
       this.expectWords('PRECEDING');
@@ -774,7 +792,11 @@ class Parser {
     return { unit, preceding, position: start.position };
   }
 
-  /** SUBSTRING(s FROM a [FOR b]), TRIM([BOTH|LEADING|TRAILING] [c] FROM s), POSITION(a IN b), EXTRACT(unit FROM t): Flink's keyword forms beside the comma ones. */
+  /**
+   * SUBSTRING(s FROM a [FOR b]), TRIM([BOTH|LEADING|TRAILING] [c] FROM s), POSITION(a IN b),
+   * EXTRACT(unit FROM t): Flink's keyword forms beside the comma ones; and TIMESTAMPADD and
+   * TIMESTAMPDIFF, whose first argument is a unit, passed on as its name.
+   */
   private keywordCall(name: string, position: SqlPosition): Expression {
     const call = (args: Expression[]): Expression => ({ kind: 'call', name, args, distinct: false, filter: undefined, star: false, over: undefined, position });
     const literal = (text: string): Expression => ({ kind: 'literal', value: text, text, position });
@@ -786,6 +808,15 @@ class Parser {
       const operand = this.expression();
       this.expect(')');
       return { kind: 'call', name: fn, args: [operand], distinct: false, filter: undefined, star: false, over: undefined, position };
+    }
+    if (name === 'TIMESTAMPADD' || name === 'TIMESTAMPDIFF') {
+      const unitToken = this.peek();
+      const unit = this.word();
+      if (!TIMESTAMP_UNITS.includes(unit)) throw this.error(`${name} takes ${TIMESTAMP_UNITS.join(', ')}, not ${unit}`, unitToken);
+      this.expect(',');
+      const args = [literal(unit), ...this.commaSeparated(() => this.expression())];
+      this.expect(')');
+      return call(args);
     }
     if (name === 'TRIM') {
       const side = ['BOTH', 'LEADING', 'TRAILING'].find((s) => this.acceptWords(s)) ?? 'BOTH';
@@ -836,9 +867,9 @@ class Parser {
     if (token.kind !== 'string' && token.kind !== 'number') throw this.error(`expected the interval's amount in quotes, as INTERVAL '10' SECOND`, token);
     const unit = this.word().replace(/S$/, '');
     const millis = INTERVAL_UNITS[unit];
-    if (millis === undefined) {
-      if (unit === 'MONTH' || unit === 'YEAR') throw new SqlUnsupportedError('year-month intervals', position, this.text);
-      throw this.error(`unknown interval unit ${unit}: use SECOND, MINUTE, HOUR or DAY (a fraction of a second as INTERVAL '0.5' SECOND)`, token);
+    const months = MONTH_INTERVAL_UNITS[unit];
+    if (millis === undefined && months === undefined) {
+      throw this.error(`unknown interval unit ${unit}: use SECOND, MINUTE, HOUR, DAY, MONTH or YEAR (a fraction of a second as INTERVAL '0.5' SECOND)`, token);
     }
     // The leading field's precision, 2 digits unless given, as SQL and Flink bound it.
     let digits = 2;
@@ -852,7 +883,9 @@ class Parser {
     const leading = token.text.replace(/^[+-]/, '').split('.')[0]?.replace(/^0+(?=\d)/, '') ?? '';
     if (leading.length > digits) throw this.error(`interval field value ${token.text} exceeds precision of ${unit}(${digits}) field: write ${unit}(${leading.length})`, token);
     if (!Number.isFinite(amount)) throw this.error(`the interval's amount ${token.text} is not a number`, token);
-    return { kind: 'interval', millis: sign * amount * millis, position };
+    if (months === undefined) return { kind: 'interval', millis: sign * amount * (millis as number), position };
+    if (!Number.isInteger(amount)) throw this.error(`a ${unit} interval counts whole ${unit.toLowerCase()}s, not ${token.text}`, token);
+    return { kind: 'monthInterval', months: sign * amount * months, position };
   }
 
   private commaSeparated<T>(item: () => T): T[] {

@@ -166,3 +166,87 @@ export function parseByPattern(text: string, pattern: string): number | undefine
   const date = new Date(wall);
   return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? wall : undefined;
 }
+
+/**
+ * A wall-clock time moved by whole months, its time of day kept and its day of the month capped
+ * at the new month's last day (2026-01-31 plus a month is 2026-02-28), as Flink adds a year-month
+ * interval.
+ */
+export function addMonths(wall: number, months: number): number {
+  const date = new Date(wall);
+  const month = date.getUTCFullYear() * 12 + date.getUTCMonth() + months;
+  const [year, monthOfYear] = [Math.floor(month / 12), ((month % 12) + 12) % 12];
+  const lastDay = new Date(Date.UTC(year, monthOfYear + 1, 0)).getUTCDate();
+  const timeOfDay = wall - Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
+  return Date.UTC(year, monthOfYear, Math.min(date.getUTCDate(), lastDay)) + timeOfDay;
+}
+
+/** Whole months from one DATE to another, truncated toward zero: the most that, added to the earlier, do not pass the later. */
+function monthsBetweenDates(from: number, to: number): number {
+  if (to < from) return -monthsBetweenDates(to, from);
+  const step = (months: number) => dateOfWallClock(addMonths(wallClockOfDate(from), months));
+  // No month is longer than 31 days, so this is at most the answer.
+  let months = Math.trunc((to - from) / 31);
+  while (step(months) < to && step(months + 1) <= to) months++;
+  return months;
+}
+
+/**
+ * Whole months from one time to another, as Flink's TIMESTAMPDIFF counts them (Calcite's
+ * subtractMonths): the months between their days, one fewer when the earlier day plus those
+ * months is the later day and the later time of day is the earlier. On epoch milliseconds, so
+ * a TIMESTAMP_LTZ's months are UTC's whatever the session's zone, as in Flink.
+ */
+export function monthsBetween(from: number, to: number): number {
+  const [fromDay, toDay] = [dateOfWallClock(from), dateOfWallClock(to)];
+  const months = monthsBetweenDates(fromDay, toDay);
+  const sameDay = dateOfWallClock(addMonths(wallClockOfDate(fromDay), months)) === toDay;
+  return sameDay && to - wallClockOfDate(toDay) < from - wallClockOfDate(fromDay) ? months - 1 : months;
+}
+
+type DateTimeKind = 'DATE' | 'TIMESTAMP' | 'TIMESTAMP_LTZ';
+
+/** A step of a day-time interval: a DATE's in whole days (see shiftDate), a timestamp's exact. */
+export function byMillis(kind: DateTimeKind, millis: number): (value: number) => number {
+  return kind === 'DATE' ? (days) => shiftDate(days, millis) : (value) => value + millis;
+}
+
+/** A step of a year-month interval (see addMonths), a TIMESTAMP_LTZ's on its UTC time whatever the session's zone, as Flink's. */
+export function byMonths(kind: DateTimeKind, months: number): (value: number) => number {
+  return kind === 'DATE' ? (days) => dateOfWallClock(addMonths(wallClockOfDate(days), months)) : (millis) => addMonths(millis, months);
+}
+
+/** The units FLOOR and CEIL round a time to that are fixed durations. */
+const ROUNDING_MILLIS: Readonly<Record<string, number>> = { MILLISECOND: 1, SECOND: 1_000, MINUTE: 60_000, HOUR: 3_600_000, DAY: DAY_MILLIS };
+const ROUNDING_MONTHS: Readonly<Record<string, number>> = { MONTH: 1, QUARTER: 3, YEAR: 12 };
+
+/**
+ * A wall-clock time rounded down to a unit, or up unless it is on one, as FLOOR(t TO unit) and
+ * CEIL(t TO unit) round it: a WEEK from Sunday, a QUARTER from January, April, July, October.
+ * Rounding up to a WEEK or longer looks at the day alone, as Flink's does: the first of a month
+ * at 00:00:01 is already on a MONTH.
+ */
+export function roundWallClock(wall: number, unit: string, up: boolean): number {
+  const fixed = ROUNDING_MILLIS[unit];
+  if (fixed !== undefined) {
+    const floor = Math.floor(wall / fixed) * fixed;
+    return up && floor !== wall ? floor + fixed : floor;
+  }
+  const day = dateOfWallClock(wall);
+  const months = ROUNDING_MONTHS[unit];
+  let floor: number;
+  let next: (floor: number) => number;
+  if (unit === 'WEEK') {
+    // 1970-01-01 was a Thursday, the fifth day of a week from Sunday.
+    floor = wallClockOfDate(day - ((((day + 4) % 7) + 7) % 7));
+    next = (start) => start + 7 * DAY_MILLIS;
+  } else if (months !== undefined) {
+    const date = new Date(wall);
+    const month = date.getUTCMonth();
+    floor = Date.UTC(date.getUTCFullYear(), month - (month % months), 1);
+    next = (start) => addMonths(start, months);
+  } else {
+    throw new Error(`no unit ${unit} to round a time to`);
+  }
+  return up && floor !== wallClockOfDate(day) ? next(floor) : floor;
+}

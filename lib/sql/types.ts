@@ -93,6 +93,11 @@ export function isTemporal(type: SqlType): type is Extract<SqlType, { kind: 'TIM
   return type.kind === 'TIMESTAMP' || type.kind === 'TIMESTAMP_LTZ';
 }
 
+/** A timestamp or a DATE: what intervals move, and Flink casts to no number. */
+export function isDateTime(type: SqlType): type is Extract<SqlType, { kind: 'DATE' | 'TIMESTAMP' | 'TIMESTAMP_LTZ' }> {
+  return type.kind === 'DATE' || isTemporal(type);
+}
+
 /** The DECIMAL an exact numeric operand counts as: TINYINT as DECIMAL(3, 0), INT as DECIMAL(10, 0), BIGINT as DECIMAL(19, 0). */
 export function asDecimal(type: SqlType): { precision: number; scale: number } {
   return type.kind === 'DECIMAL' ? { precision: type.precision, scale: type.scale } : { precision: isInteger(type) ? INTEGER_DIGITS[type.kind] : 19, scale: 0 };

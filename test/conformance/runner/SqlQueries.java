@@ -7,6 +7,8 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -29,6 +31,8 @@ final class SqlQueries {
   static final String CLASS = "Sql";
   static final String QUERY_FILE = "query.sql";
   private static final DateTimeFormatter TIMESTAMP = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS");
+  /** SET 'key' = 'value', which the SQL client runs and executeSql does not: set in the table config, as Sluice's script sets it. */
+  private static final Pattern SET = Pattern.compile("(?is)SET\\s+'([^']+)'\\s*=\\s*'([^']*)'");
 
   private SqlQueries() {}
 
@@ -60,7 +64,11 @@ final class SqlQueries {
     tableEnv.createTemporaryView("events", events);
     // Statements before the query (CREATE VIEW …) end with a semicolon at the end of a line.
     String[] statements = query.trim().replaceAll(";$", "").split(";\\s*\\n");
-    for (int i = 0; i < statements.length - 1; i++) tableEnv.executeSql(statements[i]);
+    for (int i = 0; i < statements.length - 1; i++) {
+      Matcher set = SET.matcher(statements[i].trim());
+      if (set.matches()) tableEnv.getConfig().set(set.group(1), set.group(2));
+      else tableEnv.executeSql(statements[i]);
+    }
     Table result = tableEnv.sqlQuery(statements[statements.length - 1]);
     List<String> output = new ArrayList<>();
     try (CloseableIterator<Row> changes = tableEnv.toChangelogStream(result).executeAndCollect()) {

@@ -149,12 +149,16 @@ describe('SQL errors', () => {
     );
   });
 
-  it('refuse a DATE cast to a number, an EXTRACT unit Sluice lacks, a DATE literal that is no date, and a month interval not yet, where each stands', () => {
+  it('refuse a DATE cast to a number, an EXTRACT, FLOOR or TIMESTAMPDIFF unit there is not, a DATE literal that is no date, a fraction of a month, and operands of two time types, where each stands', () => {
     const failure = (select: string) => sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, ${select} FROM events;`).message;
     expect(failure('CAST(CAST(ts AS DATE) AS BIGINT)')).toContain('CAST from DATE to BIGINT is not supported');
     expect(failure('EXTRACT(MILLENNIUM FROM ts)')).toContain('EXTRACT takes YEAR, QUARTER, MONTH, WEEK, DAY, DOY, DOW, HOUR, MINUTE, SECOND, not MILLENNIUM');
     expect(failure("YEAR(DATE '2026-02-30')")).toContain("'2026-02-30' is not a date: write it as 'yyyy-MM-dd'");
-    expect(sqlFailure(`${EVENTS}INSERT INTO sink SELECT k, YEAR(CAST(ts AS DATE) + INTERVAL '1' MONTH) FROM events;`)).toBeInstanceOf(SqlUnsupportedError);
+    expect(failure("YEAR(CAST(ts AS DATE) + INTERVAL '1.5' MONTH)")).toContain('a MONTH interval counts whole months, not 1.5');
+    expect(failure('TIMESTAMPDIFF(FORTNIGHT, ts, ts)')).toContain('TIMESTAMPDIFF takes YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, not FORTNIGHT');
+    expect(failure('FLOOR(ts TO FORTNIGHT)')).toContain('FLOOR … TO takes YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, not FORTNIGHT');
+    expect(failure('TIMESTAMPDIFF(DAY, ts, CAST(ts AS TIMESTAMP(3)))')).toContain("TIMESTAMPDIFF's operands are TIMESTAMP_LTZ(3) *ROWTIME* and TIMESTAMP(3): CAST one to the other's type");
+    expect(failure("COUNT(*) FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' MONTH)) GROUP BY k, window_start, window_end; --")).toContain('a window function takes INTERVAL literals');
   });
 
   it('check INSERT INTO against the sink, column by column', () => {
