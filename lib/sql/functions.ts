@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Expression } from './ast.js';
 import { decimalNegate, toDecimal } from './decimal.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
@@ -5,7 +6,7 @@ import type { Compiled, Row, Scope } from './compiled.js';
 import { commonType } from './type-rules.js';
 import { byMillis, byMonths, dateOfWallClock, DAY_MILLIS, formatPattern, instantToWallClock, monthsBetween, parseByPattern, parseDate, parseWallClock, roundWallClock, wallClockOfDate, wallClockToInstant } from './time.js';
 import { BIGINT, BOOLEAN, DATE, decimal, DOUBLE, INT, isInteger, isNumeric, isTemporal, plainTime, STRING, timestamp, typeName, wrapInteger, type SqlType, type SqlValue } from './types.js';
-import { widen } from './values.js';
+import { compareValues, widen } from './values.js';
 
 export interface CallContext {
   readonly scope: Scope;
@@ -65,6 +66,78 @@ function timeField(unitMs: number, units: number): ScalarDefinition {
 /** YEAR, MONTH, DAYOFWEEK…: a field of the calendar day of a DATE or of a timestamp's wall-clock time, as a BIGINT. */
 function dateField(field: (day: Date) => number): ScalarDefinition {
   return { signatures: [['DATE'], ['TEMPORAL']], result: () => BIGINT, apply: ([t], [arg], zone) => field(new Date(wallClockOf(t, arg, zone))) };
+}
+
+/** ROUND's and TRUNCATE's type: a DECIMAL's scale cut to the digits kept, with a digit more before the point for a carry. */
+function roundedType(args: readonly Compiled[]): SqlType {
+  const type = (args[0] as Compiled).type;
+  if (type.kind !== 'DECIMAL') return type;
+  // The digits kept are a literal, as Flink requires: it evaluates the same for any row.
+  const digits = args[1] ? Number(args[1].evaluate([])) : 0;
+  const scale = Math.min(type.scale, Math.max(0, digits));
+  return decimal(type.precision - type.scale + scale + (scale < type.scale ? 1 : 0), scale, type.nullable);
+}
+
+/**
+ * A number cut toward zero to `digits` after the point (before it, when negative), as Flink's
+ * TRUNCATE cuts a DOUBLE's decimal text (Java's BigDecimal.valueOf): 0.29 to 2 digits is 0.29.
+ */
+function truncateNumber(value: number, digits: number): number {
+  const text = String(value);
+  if (digits < 0 || !Number.isFinite(value) || text.includes('e')) {
+    const unit = 10 ** -digits;
+    return Math.trunc(value / unit) * unit;
+  }
+  const [whole = '', fraction = ''] = text.split('.');
+  return Number(`${whole}.${fraction.slice(0, digits)}0`);
+}
+
+/** A DECIMAL's text cut toward zero to a scale. */
+function truncateDecimal(text: string, scale: number): string {
+  const [whole = '0', fraction = ''] = text.split('.');
+  const kept = fraction.slice(0, scale).padEnd(scale, '0');
+  const cut = scale > 0 ? `${whole}.${kept}` : whole;
+  return /^-0(\.0*)?$/.test(cut) ? cut.slice(1) : cut;
+}
+
+/**
+ * GREATEST (`order` 1) or LEAST (-1) of values widened to their common type: a DECIMAL's
+ * compared as decimals, unless a DOUBLE made them numbers.
+ */
+function extreme(values: readonly SqlValue[], args: readonly Compiled[], order: 1 | -1): SqlValue {
+  const decimalArg = args.find((arg) => arg.type.kind === 'DECIMAL');
+  // compareValues tells decimals by their type; numbers, strings and booleans by their values.
+  const type = args.some((arg) => arg.type.kind === 'DOUBLE') ? DOUBLE : (decimalArg?.type ?? STRING);
+  return values.reduce((best, value) => (compareValues(value, best, type) * order > 0 ? value : best));
+}
+
+/** ROUND or TRUNCATE to the digits kept: a DECIMAL's text to as much of its scale, a number by `ofNumber` in its own type. */
+function toDigits(ofDecimal: (text: string, scale: number) => SqlValue, ofNumber: (value: number, digits: number) => number): ScalarDefinition {
+  return {
+    signatures: [['NUMERIC'], ['NUMERIC', 'INT']],
+    result: roundedType,
+    apply: ([v, digits], [arg]) => {
+      const { type } = arg as Compiled;
+      const d = digits === undefined ? 0 : num(digits);
+      if (type.kind === 'DECIMAL') return ofDecimal(str(v), Math.min(type.scale, Math.max(0, d)));
+      return wrapInteger(type.kind)(ofNumber(num(v), d));
+    },
+  };
+}
+
+/** A function of one number, as a DOUBLE. */
+function ofDouble(fn: (x: number) => number): ScalarDefinition {
+  return { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => fn(num(a)) };
+}
+
+/** MD5, SHA1, SHA256: the digest of a string's UTF-8 bytes, in lowercase hex. */
+function digest(algorithm: string): ScalarDefinition {
+  return { signatures: [['STRING']], result: () => STRING, apply: ([s]) => createHash(algorithm).update(str(s), 'utf8').digest('hex') };
+}
+
+/** An integer in base 16 (uppercase) or 2, a negative one as its 64 bits, as Java's Long.toHexString and toBinaryString write it. */
+function twosComplement(value: SqlValue | undefined, radix: 2 | 16): string {
+  return BigInt.asUintN(64, BigInt(Math.trunc(num(value)))).toString(radix).toUpperCase();
 }
 
 /** TIMESTAMPADD's and TIMESTAMPDIFF's units: a duration, or a number of months. */
@@ -229,6 +302,17 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
   RPAD: { signatures: [['STRING', 'NUMERIC', 'STRING']], result: () => STRING, apply: (values) => padded(values, false) },
   REPEAT: { signatures: [['STRING', 'NUMERIC']], result: () => STRING, apply: ([s, n]) => str(s).repeat(Math.max(0, num(n))) },
   REVERSE: { signatures: [['STRING']], result: () => STRING, apply: ([s]) => Array.from(str(s)).reverse().join('') },
+  LEFT: { signatures: [['STRING', 'INT']], result: () => STRING, apply: ([s, n]) => Array.from(str(s)).slice(0, Math.max(0, num(n))).join('') },
+  RIGHT: { signatures: [['STRING', 'INT']], result: () => STRING, apply: ([s, n]) => (num(n) <= 0 ? '' : Array.from(str(s)).slice(-num(n)).join('')) },
+  ASCII: { signatures: [['STRING']], result: () => INT, apply: ([s]) => str(s).charCodeAt(0) || 0 },
+  CHR: { signatures: [['INT']], result: () => STRING, apply: ([n]) => (num(n) < 0 ? '' : String.fromCharCode(num(n) % 256)) },
+  MD5: digest('md5'),
+  SHA1: digest('sha1'),
+  SHA256: digest('sha256'),
+  TO_BASE64: { signatures: [['STRING']], result: () => STRING, apply: ([s]) => Buffer.from(str(s), 'utf8').toString('base64') },
+  FROM_BASE64: { signatures: [['STRING']], result: () => STRING, apply: ([s]) => Buffer.from(str(s), 'base64').toString('utf8') },
+  HEX: { signatures: [['NUMERIC'], ['STRING']], result: () => STRING, apply: ([v], [arg]) => (isNumeric((arg as Compiled).type) ? twosComplement(v, 16) : Buffer.from(str(v), 'utf8').toString('hex').toUpperCase()) },
+  BIN: { signatures: [['NUMERIC']], result: () => STRING, apply: ([v]) => twosComplement(v, 2) },
   SPLIT_INDEX: {
     signatures: [['STRING', 'STRING', 'NUMERIC']],
     result: () => STRING,
@@ -266,32 +350,31 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
     },
   },
   MOD: { signatures: [['NUMERIC', 'NUMERIC']], result: (args) => (args[1] as Compiled).type, apply: ([a, b]) => num(a) % num(b) },
-  ROUND: {
-    signatures: [['NUMERIC'], ['NUMERIC', 'INT']],
-    result: (args) => {
-      const type = (args[0] as Compiled).type;
-      if (type.kind !== 'DECIMAL') return type;
-      // The digits kept are a literal, as Flink requires: it evaluates the same for any row.
-      const digits = args[1] ? Number(args[1].evaluate([])) : 0;
-      const scale = Math.min(type.scale, Math.max(0, digits));
-      return decimal(type.precision - type.scale + scale + (scale < type.scale ? 1 : 0), scale, type.nullable);
-    },
-    apply: ([v, digits], [arg]) => {
-      const type = (arg as Compiled).type;
-      const d = digits === undefined ? 0 : num(digits);
-      if (type.kind === 'DECIMAL') return toDecimal(str(v), 38, Math.min(type.scale, Math.max(0, d)));
-      const rounded = roundHalfUp(num(v), d);
-      return wrapInteger(type.kind)(rounded);
-    },
-  },
+  ROUND: toDigits((text, scale) => toDecimal(text, 38, scale), roundHalfUp),
   FLOOR: floorOrCeil(false),
   CEIL: floorOrCeil(true),
   CEILING: floorOrCeil(true),
+  TRUNCATE: toDigits(truncateDecimal, truncateNumber),
+  LOG2: ofDouble(Math.log2),
+  LOG: { signatures: [['NUMERIC'], ['NUMERIC', 'NUMERIC']], result: () => DOUBLE, apply: ([a, b]) => (b === undefined ? Math.log(num(a)) : Math.log(num(b)) / Math.log(num(a))) },
+  PI: { signatures: [[]], result: () => DOUBLE, apply: () => Math.PI },
+  SIN: ofDouble(Math.sin),
+  COS: ofDouble(Math.cos),
+  TAN: ofDouble(Math.tan),
+  COT: ofDouble((x) => 1 / Math.tan(x)),
+  ASIN: ofDouble(Math.asin),
+  ACOS: ofDouble(Math.acos),
+  ATAN: ofDouble(Math.atan),
+  ATAN2: { signatures: [['NUMERIC', 'NUMERIC']], result: () => DOUBLE, apply: ([a, b]) => Math.atan2(num(a), num(b)) },
+  DEGREES: ofDouble((x) => (x * 180) / Math.PI),
+  RADIANS: ofDouble((x) => (x / 180) * Math.PI),
+  GREATEST: { signatures: [['ANY']], variadic: true, result: () => STRING, apply: (values, args) => extreme(values, args, 1) },
+  LEAST: { signatures: [['ANY']], variadic: true, result: () => STRING, apply: (values, args) => extreme(values, args, -1) },
   POWER: { signatures: [['NUMERIC', 'NUMERIC']], result: () => DOUBLE, apply: ([a, b]) => num(a) ** num(b) },
-  SQRT: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.sqrt(num(a)) },
-  LN: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.log(num(a)) },
-  LOG10: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.log10(num(a)) },
-  EXP: { signatures: [['NUMERIC']], result: () => DOUBLE, apply: ([a]) => Math.exp(num(a)) },
+  SQRT: ofDouble(Math.sqrt),
+  LN: ofDouble(Math.log),
+  LOG10: ofDouble(Math.log10),
+  EXP: ofDouble(Math.exp),
   SIGN: { signatures: [['NUMERIC']], result: sameAsFirst, apply: ([a], [arg]) => ((arg as Compiled).type.kind === 'DECIMAL' ? toDecimal(String(Math.sign(num(a))), 38, 0) : Math.sign(num(a))) },
   COALESCE: { signatures: [['ANY']], variadic: true, lenient: true, result: () => STRING, apply: (values) => values.find((v) => v !== null) ?? null },
   NULLIF: { signatures: [['ANY', 'ANY']], lenient: true, result: sameAsFirst, apply: ([a, b]) => (a !== null && b !== null && String(a) === String(b) ? null : a ?? null) },
@@ -334,6 +417,19 @@ const SCALAR_FUNCTIONS: Record<string, ScalarDefinition> = {
   HOUR: timeField(3_600_000, 24),
   MINUTE: timeField(60_000, 60),
   SECOND: timeField(1_000, 60),
+  FROM_UNIXTIME: {
+    signatures: [['NUMERIC'], ['NUMERIC', 'STRING']],
+    result: () => STRING,
+    apply: ([seconds, pattern], _, zone) => formatPattern(instantToWallClock(zone, Math.trunc(num(seconds)) * 1000), pattern === undefined ? 'yyyy-MM-dd HH:mm:ss' : str(pattern)),
+  },
+  CONVERT_TZ: {
+    signatures: [['STRING', 'STRING', 'STRING']],
+    result: () => STRING,
+    apply: ([s, from, to]) => {
+      const wall = parseWallClock(str(s));
+      return wall === undefined ? null : formatPattern(instantToWallClock(str(to), wallClockToInstant(str(from), wall)), 'yyyy-MM-dd HH:mm:ss');
+    },
+  },
   UNIX_TIMESTAMP: {
     signatures: [['STRING']],
     result: () => BIGINT,
@@ -392,8 +488,9 @@ export function scalarFunction(name: string, args: readonly Compiled[], context:
     const wanted = definition.signatures.map((s) => `${name}(${s.join(', ')}${definition.variadic ? ', …' : ''})`).join(' or ');
     throw new SqlError(`${name}(${args.map((a) => typeName(a.type)).join(', ')}) does not match ${wanted}`, position, scope.text);
   }
-  const type = name === 'COALESCE' || name === 'IF' ? choiceType(name, args, context) : definition.result(args, context);
-  const converts = name === 'COALESCE' || name === 'IF';
+  // These give one of their arguments, in the arguments' common type.
+  const converts = ['COALESCE', 'IF', 'GREATEST', 'LEAST'].includes(name);
+  const type = converts ? choiceType(name, args, context) : definition.result(args, context);
   const { apply, lenient } = definition;
   const zone = scope.zone;
   const evaluators = args.map((arg) => (converts ? (row: Row) => widen(arg.evaluate(row), arg.type, type) : arg.evaluate));

@@ -703,6 +703,8 @@ class Parser {
         default:
       }
     }
+    // LEFT and RIGHT are keywords of joins, and functions before a parenthesis.
+    if ((token.upper === 'LEFT' || token.upper === 'RIGHT') && this.tokens[this.at + 1]?.text === '(') return this.call(this.next().upper, position);
     const name = this.identifier();
     if (this.peek().text === '(') return this.call(name.toUpperCase(), position);
     if (this.accept('.')) {

@@ -1,0 +1,1 @@
+SELECT k, LEFT(k, 1) AS l1, RIGHT(CONCAT(k, 'xyz'), 2) AS r2, LEFT(k, -1) AS lneg, ASCII(k) AS a, CHR(CAST(v AS INT) + 64) AS c, MD5(k) AS m, SHA1(k) AS s1, SHA256(k) AS s256, TO_BASE64(CONCAT(k, 'é')) AS b64, FROM_BASE64(TO_BASE64(k)) AS fb, HEX(v) AS hx, BIN(v) AS bn, HEX(k) AS hk, TYPEOF(LEFT(k, 1)) AS tl, TYPEOF(HEX(v)) AS th, TYPEOF(ASCII(k)) AS ta FROM events
