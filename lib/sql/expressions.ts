@@ -241,7 +241,6 @@ function shiftTime(operand: Compiled, interval: IntervalLiteral, sign: 1 | -1, s
   return { type: plainTime(type), evaluate: (row) => nullOr(operand.evaluate(row), (v) => step(v as number)) };
 }
 
-
 function concat(left: Compiled, right: Compiled, scope: Scope, position: SqlPosition): Compiled {
   for (const side of [left, right]) {
     if (side.type.kind !== 'STRING' && side.type.kind !== 'NULL') throw sqlError(scope, `|| concatenates strings, not ${typeName(side.type)}: CAST it AS STRING`, position);

@@ -4,7 +4,7 @@ import { decimalNegate, toDecimal } from './decimal.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import type { Compiled, Row, Scope } from './compiled.js';
 import { commonType } from './type-rules.js';
-import { byMillis, byMonths, dateOfWallClock, DAY_MILLIS, formatPattern, instantToWallClock, monthsBetween, parseByPattern, parseDate, parseWallClock, roundWallClock, wallClockOfDate, wallClockToInstant } from './time.js';
+import { byMillis, byMonths, CALENDAR_UNITS, dateOfWallClock, DAY_MILLIS, formatPattern, instantToWallClock, monthsBetween, parseByPattern, parseDate, parseWallClock, roundWallClock, wallClockOfDate, wallClockToInstant } from './time.js';
 import { BIGINT, BOOLEAN, DATE, decimal, DOUBLE, INT, isInteger, isNumeric, isTemporal, plainTime, STRING, timestamp, typeName, wrapInteger, type SqlType, type SqlValue } from './types.js';
 import { compareValues, widen } from './values.js';
 
@@ -140,21 +140,9 @@ function twosComplement(value: SqlValue | undefined, radix: 2 | 16): string {
   return BigInt.asUintN(64, BigInt(Math.trunc(num(value)))).toString(radix).toUpperCase();
 }
 
-/** TIMESTAMPADD's and TIMESTAMPDIFF's units: a duration, or a number of months. */
-const UNIT_STEPS: Readonly<Record<string, { readonly millis: number } | { readonly months: number }>> = {
-  SECOND: { millis: 1_000 },
-  MINUTE: { millis: 60_000 },
-  HOUR: { millis: 3_600_000 },
-  DAY: { millis: DAY_MILLIS },
-  WEEK: { millis: 7 * DAY_MILLIS },
-  MONTH: { months: 1 },
-  QUARTER: { months: 3 },
-  YEAR: { months: 12 },
-};
-
 /** The unit the parser passes TIMESTAMPADD and TIMESTAMPDIFF as their first argument, a constant. */
 function unitStep(unit: SqlValue | undefined) {
-  const step = UNIT_STEPS[String(unit)];
+  const step = CALENDAR_UNITS[String(unit)];
   if (!step) throw new Error(`no TIMESTAMPADD unit ${String(unit)}`);
   return step;
 }

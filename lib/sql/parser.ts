@@ -1,6 +1,7 @@
 import { conjunction, conjuncts, rewriteExpression, type ColumnDefinition, type CreateTable, type Expression, type JoinType, type OverClause, type OverFrame, type Query, type Relation, type Select, type SelectItem, type SetOperation, type SortItem, type Statement, type TypeName } from './ast.js';
 import { SqlError, SqlUnsupportedError, type SqlPosition } from './errors.js';
 import { tokenize, type Token } from './lexer.js';
+import { CALENDAR_UNITS, ROUNDING_UNITS } from './time.js';
 
 /** Words that end an expression or a relation, so that they are never read as an alias. */
 const RESERVED = new Set(
@@ -20,12 +21,6 @@ const INTERVAL_UNITS: Record<string, number> = {
 
 /** The year-month interval units, in months. */
 const MONTH_INTERVAL_UNITS: Readonly<Record<string, number>> = { MONTH: 1, YEAR: 12 };
-
-/** TIMESTAMPADD's and TIMESTAMPDIFF's units. */
-const TIMESTAMP_UNITS: readonly string[] = ['YEAR', 'QUARTER', 'MONTH', 'WEEK', 'DAY', 'HOUR', 'MINUTE', 'SECOND'];
-
-/** The units FLOOR and CEIL round a time to. */
-const TIME_ROUNDING_UNITS: readonly string[] = ['YEAR', 'QUARTER', 'MONTH', 'WEEK', 'DAY', 'HOUR', 'MINUTE', 'SECOND', 'MILLISECOND'];
 
 /** EXTRACT's units, each as the function that gives the same field. */
 const EXTRACT_UNITS: Readonly<Record<string, string>> = {
@@ -734,7 +729,7 @@ class Parser {
       this.next();
       const unitToken = this.peek();
       const unit = this.word();
-      if (!TIME_ROUNDING_UNITS.includes(unit)) throw this.error(`${name} … TO takes ${TIME_ROUNDING_UNITS.join(', ')}, not ${unit}`, unitToken);
+      if (!ROUNDING_UNITS.includes(unit)) throw this.error(`${name} … TO takes ${ROUNDING_UNITS.join(', ')}, not ${unit}`, unitToken);
       args.push({ kind: 'literal', value: unit, text: unit, position: unitToken.position });
     }
     this.expect(')');
@@ -800,7 +795,7 @@ class Parser {
    * TIMESTAMPDIFF, whose first argument is a unit, passed on as its name.
    */
   private keywordCall(name: string, position: SqlPosition): Expression {
-    const call = (args: Expression[]): Expression => ({ kind: 'call', name, args, distinct: false, filter: undefined, star: false, over: undefined, position });
+    const call = (args: Expression[], callee = name): Expression => ({ kind: 'call', name: callee, args, distinct: false, filter: undefined, star: false, over: undefined, position });
     const literal = (text: string): Expression => ({ kind: 'literal', value: text, text, position });
     if (name === 'EXTRACT') {
       const unit = this.word();
@@ -809,12 +804,12 @@ class Parser {
       this.expectWords('FROM');
       const operand = this.expression();
       this.expect(')');
-      return { kind: 'call', name: fn, args: [operand], distinct: false, filter: undefined, star: false, over: undefined, position };
+      return call([operand], fn);
     }
     if (name === 'TIMESTAMPADD' || name === 'TIMESTAMPDIFF') {
       const unitToken = this.peek();
       const unit = this.word();
-      if (!TIMESTAMP_UNITS.includes(unit)) throw this.error(`${name} takes ${TIMESTAMP_UNITS.join(', ')}, not ${unit}`, unitToken);
+      if (!(unit in CALENDAR_UNITS)) throw this.error(`${name} takes ${Object.keys(CALENDAR_UNITS).join(', ')}, not ${unit}`, unitToken);
       this.expect(',');
       const args = [literal(unit), ...this.commaSeparated(() => this.expression())];
       this.expect(')');

@@ -114,15 +114,18 @@ export function formatDate(days: number): string {
   return new Date(wallClockOfDate(days)).toISOString().slice(0, 10);
 }
 
+/** A calendar day (its month from 1) and time of day as a wall-clock time; undefined for a day the month lacks, which Date.UTC would roll over (2026-02-30 into March) and Flink refuses. */
+function calendarWallClock(year: number, month: number, day: number, hour = 0, minute = 0, second = 0, milli = 0): number | undefined {
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second, milli);
+  const date = new Date(wall);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? wall : undefined;
+}
+
 /** Reads `yyyy-M-d` (spaces around it ignored, as Flink's CAST does) as a DATE; undefined when it is not one. */
 export function parseDate(text: string): number | undefined {
   const match = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(text.trim());
-  if (!match) return undefined;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const wall = Date.UTC(year, month - 1, day);
-  const date = new Date(wall);
-  // Date.UTC rolls 2026-02-30 over into March; Flink refuses it.
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? dateOfWallClock(wall) : undefined;
+  const wall = match ? calendarWallClock(Number(match[1]), Number(match[2]), Number(match[3])) : undefined;
+  return wall === undefined ? undefined : dateOfWallClock(wall);
 }
 
 /** A DATE moved by a day-time interval: whole days only, truncated toward zero, as Flink adds INTERVAL '25' HOUR as one day. */
@@ -162,9 +165,7 @@ export function parseByPattern(text: string, pattern: string): number | undefine
   }
   if (at !== text.length) return undefined;
   const [year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, milli = 0] = parts;
-  const wall = Date.UTC(year, month - 1, day, hour, minute, second, milli);
-  const date = new Date(wall);
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? wall : undefined;
+  return calendarWallClock(year, month, day, hour, minute, second, milli);
 }
 
 /**
@@ -181,13 +182,17 @@ export function addMonths(wall: number, months: number): number {
   return Date.UTC(year, monthOfYear, Math.min(date.getUTCDate(), lastDay)) + timeOfDay;
 }
 
+/** A DATE moved by whole months, as addMonths moves its midnight. */
+function addMonthsToDate(days: number, months: number): number {
+  return dateOfWallClock(addMonths(wallClockOfDate(days), months));
+}
+
 /** Whole months from one DATE to another, truncated toward zero: the most that, added to the earlier, do not pass the later. */
 function monthsBetweenDates(from: number, to: number): number {
   if (to < from) return -monthsBetweenDates(to, from);
-  const step = (months: number) => dateOfWallClock(addMonths(wallClockOfDate(from), months));
   // No month is longer than 31 days, so this is at most the answer.
   let months = Math.trunc((to - from) / 31);
-  while (step(months) < to && step(months + 1) <= to) months++;
+  while (addMonthsToDate(from, months) < to && addMonthsToDate(from, months + 1) <= to) months++;
   return months;
 }
 
@@ -200,7 +205,7 @@ function monthsBetweenDates(from: number, to: number): number {
 export function monthsBetween(from: number, to: number): number {
   const [fromDay, toDay] = [dateOfWallClock(from), dateOfWallClock(to)];
   const months = monthsBetweenDates(fromDay, toDay);
-  const sameDay = dateOfWallClock(addMonths(wallClockOfDate(fromDay), months)) === toDay;
+  const sameDay = addMonthsToDate(fromDay, months) === toDay;
   return sameDay && to - wallClockOfDate(toDay) < from - wallClockOfDate(fromDay) ? months - 1 : months;
 }
 
@@ -213,12 +218,23 @@ export function byMillis(kind: DateTimeKind, millis: number): (value: number) =>
 
 /** A step of a year-month interval (see addMonths), a TIMESTAMP_LTZ's on its UTC time whatever the session's zone, as Flink's. */
 export function byMonths(kind: DateTimeKind, months: number): (value: number) => number {
-  return kind === 'DATE' ? (days) => dateOfWallClock(addMonths(wallClockOfDate(days), months)) : (millis) => addMonths(millis, months);
+  return kind === 'DATE' ? (days) => addMonthsToDate(days, months) : (millis) => addMonths(millis, months);
 }
 
-/** The units FLOOR and CEIL round a time to that are fixed durations. */
-const ROUNDING_MILLIS: Readonly<Record<string, number>> = { MILLISECOND: 1, SECOND: 1_000, MINUTE: 60_000, HOUR: 3_600_000, DAY: DAY_MILLIS };
-const ROUNDING_MONTHS: Readonly<Record<string, number>> = { MONTH: 1, QUARTER: 3, YEAR: 12 };
+/** TIMESTAMPADD's and TIMESTAMPDIFF's units, as the parser lists them: a duration, or a number of months. */
+export const CALENDAR_UNITS: Readonly<Record<string, { readonly millis: number } | { readonly months: number }>> = {
+  YEAR: { months: 12 },
+  QUARTER: { months: 3 },
+  MONTH: { months: 1 },
+  WEEK: { millis: 7 * DAY_MILLIS },
+  DAY: { millis: DAY_MILLIS },
+  HOUR: { millis: 3_600_000 },
+  MINUTE: { millis: 60_000 },
+  SECOND: { millis: 1_000 },
+};
+
+/** The units FLOOR and CEIL round a time to. */
+export const ROUNDING_UNITS: readonly string[] = [...Object.keys(CALENDAR_UNITS), 'MILLISECOND'];
 
 /**
  * A wall-clock time rounded down to a unit, or up unless it is on one, as FLOOR(t TO unit) and
@@ -227,26 +243,24 @@ const ROUNDING_MONTHS: Readonly<Record<string, number>> = { MONTH: 1, QUARTER: 3
  * at 00:00:01 is already on a MONTH.
  */
 export function roundWallClock(wall: number, unit: string, up: boolean): number {
-  const fixed = ROUNDING_MILLIS[unit];
-  if (fixed !== undefined) {
-    const floor = Math.floor(wall / fixed) * fixed;
-    return up && floor !== wall ? floor + fixed : floor;
+  const step = unit === 'MILLISECOND' ? { millis: 1 } : CALENDAR_UNITS[unit];
+  if (step === undefined) throw new Error(`no unit ${unit} to round a time to`);
+  if ('millis' in step && unit !== 'WEEK') {
+    const floor = Math.floor(wall / step.millis) * step.millis;
+    return up && floor !== wall ? floor + step.millis : floor;
   }
   const day = dateOfWallClock(wall);
-  const months = ROUNDING_MONTHS[unit];
   let floor: number;
   let next: (floor: number) => number;
-  if (unit === 'WEEK') {
-    // 1970-01-01 was a Thursday, the fifth day of a week from Sunday.
-    floor = wallClockOfDate(day - ((((day + 4) % 7) + 7) % 7));
-    next = (start) => start + 7 * DAY_MILLIS;
-  } else if (months !== undefined) {
+  if ('months' in step) {
     const date = new Date(wall);
     const month = date.getUTCMonth();
-    floor = Date.UTC(date.getUTCFullYear(), month - (month % months), 1);
-    next = (start) => addMonths(start, months);
+    floor = Date.UTC(date.getUTCFullYear(), month - (month % step.months), 1);
+    next = (start) => addMonths(start, step.months);
   } else {
-    throw new Error(`no unit ${unit} to round a time to`);
+    // A week from Sunday, not from the epoch: 1970-01-01 was a Thursday, the fifth day of its week.
+    floor = wallClockOfDate(day - ((((day + 4) % 7) + 7) % 7));
+    next = (start) => start + step.millis;
   }
   return up && floor !== wallClockOfDate(day) ? next(floor) : floor;
 }
